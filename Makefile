@@ -1,0 +1,62 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+
+.PHONY: demo test accuracy bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
+
+$(VENV)/.base: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.base
+	$(PIP) install -e '.[dev]'
+	# torch is optional; the CPU wheel lies on this disk (an unpinned torch would pull a CUDA build).
+	$(PIP) install torch==2.13.0 || echo "torch 2.13.0 not installable here: torch-specific tests will skip"
+	touch $@
+
+venv: $(VENV)/.base
+dev: $(VENV)/.dev
+
+# tmux (TUI end-to-end test) and ripgrep (benchmark baseline), where this machine can install them.
+sysdeps:
+	@missing=""; for t in tmux rg; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ] && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  pkgs=$$(echo $$missing | sed 's/\brg\b/ripgrep/'); \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null) \
+	    || echo "could not install$$missing: the tests that need them will skip"; \
+	fi
+
+demo: $(VENV)/.base
+	$(VENV)/bin/diagnose classify corpus/logs
+
+test: $(VENV)/.dev sysdeps
+	$(VENV)/bin/pytest
+
+accuracy: $(VENV)/.base
+	$(PY) -m bench.accuracy
+
+bench: $(VENV)/.base sysdeps
+	$(PY) -m bench.throughput
+
+bench-env: $(VENV)/.dev
+	$(PY) -m bench.env_speed
+
+bench-tui: $(VENV)/.dev
+	$(PY) -m bench.tui_speed
+
+corpus: $(VENV)/.dev
+	$(PIP) install -e '.[corpus]'
+	$(PY) -m corpus.generate
+
+corpus-check: $(VENV)/.dev
+	$(PIP) install -e '.[corpus]'
+	$(PY) -m corpus.generate --check
+
+signatures-doc: $(VENV)/.base
+	$(VENV)/bin/diagnose signatures doc > docs/signatures.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

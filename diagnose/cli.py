@@ -1,0 +1,60 @@
+"""The `diagnose` command line. Subcommands live in diagnose/commands/, imported lazily."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from diagnose import __version__
+
+COMMANDS = ("classify", "explain", "clusters", "signatures", "env", "run", "triage", "tui", "numerics")
+
+
+class UsageError(Exception):
+    """Bad usage a user can fix: printed without a traceback, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="diagnose",
+        description="Failure-mode diagnosis for GPU and accelerator kernels: classify crash logs, "
+                    "check a machine, triage failing tasks.",
+    )
+    parser.add_argument("--version", action="version", version=f"diagnose {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"diagnose.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"diagnose.commands.{name}":
+                continue
+            raise
+        p = module.add_parser(sub)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except UsageError as e:
+        print(f"diagnose {args.command}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # signature files are user input: name the file, no traceback
+        if type(e).__name__ == "SignatureError":
+            print(f"diagnose {args.command}: {e}", file=sys.stderr)
+            return 2
+        raise
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""`diagnose classify PATH...`: batch classification of crash logs."""
+import argparse
+
+
+def add_parser(sub):
+    p = sub.add_parser("classify", help="classify crash logs into families, facts and fixes",
+                       description="Classify logs: files, directories (recursive), .gz files, task bundles, '-' for stdin. "
+                                   "Output order is sorted by path whatever --jobs is.")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--format", "-f", choices=("table", "jsonl", "csv", "markdown"), default="table")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--env", metavar="ENV_JSON", help="environment snapshot (diagnose env --json) to fuse into every diagnosis")
+    p.add_argument("--signatures", metavar="DIR", action="append", default=[],
+                   help="extra signature files or directories (added to the shipped ones)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    return p
+
+
+def load_extra_signatures(dirs):
+    if dirs:
+        import signatures.matcher as m
+
+        m._default = m.default_matcher(tuple(dirs))
+
+
+def read_snapshot(path):
+    from diagnose.cli import UsageError
+    from diagnose.engine import load_snapshot
+
+    if not path:
+        return None
+    snap = load_snapshot(path)
+    if snap is None:
+        raise UsageError(f"{path}: not a readable JSON environment snapshot (write one with `diagnose env --json`)")
+    return snap
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from diagnose import batch, report
+
+    load_extra_signatures(args.signatures)
+    snapshot = read_snapshot(args.env)
+    results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot)
+    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
+    try:
+        if args.format == "jsonl":
+            report.write_jsonl(results, out)
+        elif args.format == "csv":
+            report.write_csv(results, out)
+        elif args.format == "markdown":
+            report.write_markdown(results, out)
+        else:
+            from rich.console import Console
+
+            report.write_table(results, Console(file=out) if args.output else None)
+    finally:
+        if args.output:
+            out.close()
+    return 0

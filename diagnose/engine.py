@@ -1,0 +1,209 @@
+"""Root-cause choice: from the matches in one log (and optionally an environment snapshot) to a diagnosis.
+
+`decide(scan, path)` is a pure function of the scan; `diagnose_file` reads a file or a task bundle
+and applies `fusion.fuse` when an environment snapshot is available.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from diagnose.model import ChainLink, Diagnosis, Line
+from signatures.facts import render
+from signatures.matcher import ScanResult, default_matcher
+from signatures.model import Match
+from signatures.normalise import line_level
+
+# A benign line ("... assuming every input is mutated") excuses failures logged just before it.
+BENIGN_REACH = 200
+FAILURE_HINTS = ("traceback", "exception", "fatal", "exit", "error")
+
+UNKNOWN_NEXT = (
+    "Read the root line and the traceback above it. If it is a CUDA error, re-run with "
+    "CUDA_LAUNCH_BLOCKING=1 so the failing kernel is the one reported; then run "
+    "`diagnose clusters` over similar logs to see whether a signature should be written for it."
+)
+
+
+def fill(templates, facts: dict) -> str:
+    """The first template whose {fact} names are all known, with the facts rendered for a reader."""
+    for template in templates:
+        names = re.findall(r"\{(\w+)\}", template)
+        if all(n in facts for n in names):
+            return re.sub(r"\{(\w+)\}", lambda m: render(m[1], facts[m[1]]), template)
+    return re.sub(r"\{(\w+)\}", "?", templates[-1]) if templates else ""
+
+
+def _rank(m: Match):
+    # highest priority first; among equals the earliest line is the first in the causal chain
+    return (-m.signature.priority, m.line)
+
+
+def _chain(root: Match | None, matches: list[Match]) -> list[ChainLink]:
+    seen, links = set(), []
+    ordered = ([root] if root else []) + sorted((m for m in matches if m is not root), key=lambda m: m.line)
+    for m in ordered:
+        key = (m.line, m.signature.family)
+        if key in seen:
+            continue
+        seen.add(key)
+        role = "root" if m is root else ("demoted" if m.demoted else m.signature.role)
+        links.append(ChainLink(m.line, m.signature.family, m.signature.id, role, m.text))
+    return links[:50]
+
+
+def decide(scan: ScanResult, path: str) -> Diagnosis:
+    d = Diagnosis(path=path, lines=scan.lines, bytes=scan.bytes, error=scan.error)
+    matches = scan.matches
+    active = [m for m in matches if not m.demoted]
+    benign = [m for m in active if m.signature.role == "benign"]
+    failures = [m for m in active if m.signature.role != "benign"]
+    if benign:
+        failures = [f for f in failures
+                    if not any(b.line - BENIGN_REACH <= f.line <= b.line + 5 for b in benign)]
+
+    if not failures:
+        return _no_signature(d, scan, matches)
+
+    roots = [m for m in failures if m.signature.role == "root"]
+    wrappers = [m for m in failures if m.signature.role == "wrapper"]
+    pool = roots or wrappers or failures
+    root = min(pool, key=_rank)
+    sig = root.signature
+
+    facts: dict = {}
+    for m in sorted(failures, key=lambda m: (m.signature.family != sig.family, m is not root, m.line)):
+        if m.signature.family == sig.family:
+            for k, v in m.facts.items():
+                facts.setdefault(k, v)
+
+    d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
+    d.root = Line(root.line, root.text)
+    d.chain = _chain(root, matches)
+    d.facts = facts
+    d.fix = fill(sig.fix, facts)
+    d.next_step = fill((sig.next_step,), facts)
+    d.explanation = sig.explanation
+    d.references = list(sig.references)
+    d.frameworks = list(sig.frameworks)
+    d.confidence = _confidence(root, roots, wrappers, failures)
+    d.evidence = _evidence(root, failures, scan)
+    if d.family == "numerical-mismatch":
+        _numerics_reading(d)
+    return d
+
+
+def _numerics_reading(d: Diagnosis) -> None:
+    """assert_close text in a log gets the same tolerance reading as `diagnose numerics`."""
+    try:
+        from diagnose.numerics import annotate_diagnosis
+    except ImportError:
+        return
+    annotate_diagnosis(d)
+
+
+def _confidence(root: Match, roots, wrappers, failures) -> float:
+    if root.signature.role == "root":
+        c = 0.85
+        same = sum(1 for m in failures if m.signature.family == root.signature.family and m is not root)
+        c += min(0.1, 0.05 * same)
+        rivals = {m.signature.family for m in roots
+                  if m.signature.family != root.signature.family and m.signature.priority >= root.signature.priority - 5}
+        c -= 0.15 * len(rivals)
+    elif root.signature.role == "wrapper":
+        c = 0.6
+    else:
+        c = 0.5
+    return round(max(0.2, min(0.99, c)), 2)
+
+
+def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> list[Line]:
+    lines = {m.line: m.text for m in failures}
+    if root:
+        lines[root.line] = root.text
+    for kind, n, text in scan.hints:
+        if kind in ("traceback", "exception", "fatal") and line_level(text) is None:
+            lines.setdefault(n, text)
+    return [Line(n, t) for n, t in sorted(lines.items())][:200]
+
+
+def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match]) -> Diagnosis:
+    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None]
+    d.chain = _chain(None, matches)
+    if scan.error and not scan.lines:
+        d.family, d.confidence, d.title = "unknown", 0.0, "input could not be read"
+        d.fix = "Check the file: " + scan.error
+        return d
+    if hints:
+        order = {"exception": 0, "fatal": 1, "error": 2, "exit": 3, "traceback": 4}
+        best = min(order[h[0]] for h in hints)
+        root = [h for h in hints if order[h[0]] == best][-1]
+        d.family, d.confidence = "unknown", 0.5
+        d.title = "a failure no signature explains"
+        d.root = Line(root[1], root[2])
+        d.evidence = [Line(n, t) for _, n, t in hints][-40:]
+        d.fix = ("No signature explains this failure; the root line is the most likely error "
+                 "(last exception, fatal signal or error line).")
+        d.next_step = UNKNOWN_NEXT
+        return d
+    d.family = "none"
+    if matches:
+        d.confidence = 0.7
+        d.title = "failure text appears only in warnings or handled exceptions"
+        d.evidence = [Line(m.line, m.text) for m in matches][:40]
+        d.explanation = ("Every line that looks like a failure was logged at warning/info level or "
+                         "was caught and handled (a fallback); the run itself did not fail.")
+    else:
+        d.confidence = 0.9
+        d.title = "no failure found"
+    return d
+
+
+# -- files and task bundles ---------------------------------------------------------------------
+
+def bundle_log(path: Path) -> Path | None:
+    """A task bundle (from `diagnose run`) is a directory with capture.json; its log is output.log."""
+    if path.is_dir() and (path / "capture.json").exists():
+        for name in ("output.log", "stdout.log", "stderr.log"):
+            if (path / name).exists():
+                return path / name
+    return None
+
+
+def load_snapshot(path) -> dict | None:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis:
+    """Diagnose one log file, `-` (stdin) or task bundle directory."""
+    from diagnose.fusion import fuse
+
+    matcher = matcher or default_matcher()
+    p = Path(path)
+    log = p
+    if str(path) != "-" and p.is_dir():
+        log = bundle_log(p)
+        if log is None:
+            return Diagnosis(path=str(path), family="unknown", error="a directory that is not a task bundle")
+        if snapshot is None and (p / "env.json").exists():
+            snapshot = load_snapshot(p / "env.json")
+    try:
+        scan = matcher.scan_file(log)
+    except OSError as e:
+        return Diagnosis(path=str(path), family="unknown", error=f"cannot read: {e.strerror or e}")
+    d = decide(scan, str(path))
+    if d.error and d.family == "none":
+        d.family = "unknown"
+    return fuse(d, snapshot) if snapshot else d
+
+
+def diagnose_text(text: str | bytes, path: str = "<text>", snapshot: dict | None = None) -> Diagnosis:
+    from diagnose.fusion import fuse
+
+    data = text.encode() if isinstance(text, str) else text
+    d = decide(default_matcher().scan_bytes(data), path)
+    return fuse(d, snapshot) if snapshot else d

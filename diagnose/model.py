@@ -1,0 +1,63 @@
+"""The diagnosis: plain, JSON-serialisable data that every report, the store and the TUI read.
+
+The field names of `Diagnosis.to_json()` are a public contract (see docs/output.md).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SCHEMA = "diagnose.diagnosis/1"
+
+
+@dataclass
+class Line:
+    line: int
+    text: str
+
+
+@dataclass
+class ChainLink:
+    line: int
+    family: str
+    signature: str
+    role: str          # root | symptom | wrapper | benign | hint
+    text: str
+
+
+@dataclass
+class Diagnosis:
+    path: str
+    family: str = "none"
+    origin: str | None = None
+    signature: str | None = None
+    confidence: float = 0.0
+    title: str = ""
+    root: Line | None = None
+    chain: list[ChainLink] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)
+    fix: str = ""
+    next_step: str = ""
+    explanation: str = ""
+    references: list[str] = field(default_factory=list)
+    frameworks: list[str] = field(default_factory=list)
+    evidence: list[Line] = field(default_factory=list)   # every line worth reading, root included
+    env: list[str] = field(default_factory=list)          # what the environment snapshot added
+    lines: int = 0
+    bytes: int = 0
+    error: str | None = None                              # the input could not be read in full
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        if d["error"] is None:
+            d.pop("error")
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Diagnosis":
+        d = dict(d)
+        d.pop("schema", None)
+        root = d.pop("root", None)
+        chain = [ChainLink(**c) for c in d.pop("chain", [])]
+        evidence = [Line(**e) for e in d.pop("evidence", [])]
+        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        return cls(root=Line(**root) if root else None, chain=chain, evidence=evidence, **known)

@@ -1,0 +1,176 @@
+"""Reports of diagnoses: table (rich), JSON lines, CSV, Markdown, and the full `explain` view."""
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import sys
+
+from diagnose.model import Diagnosis
+from signatures.normalise import visible
+
+CSV_FIELDS = ("path", "family", "origin", "signature", "confidence", "title", "root_line", "root_text",
+              "facts", "fix", "next_step", "error")
+
+
+def write_jsonl(results: list[Diagnosis], out=sys.stdout) -> None:
+    for d in results:
+        out.write(json.dumps(d.to_json(), ensure_ascii=False, default=str) + "\n")
+
+
+def write_csv(results: list[Diagnosis], out=sys.stdout) -> None:
+    w = csv.writer(out)
+    w.writerow(CSV_FIELDS)
+    for d in results:
+        w.writerow([d.path, d.family, d.origin or "", d.signature or "", f"{d.confidence:.2f}", d.title,
+                    d.root.line if d.root else "", d.root.text if d.root else "",
+                    json.dumps(d.facts, default=str), d.fix, d.next_step, d.error or ""])
+
+
+def _md(text: str) -> str:
+    return visible(text).replace("|", "\\|").replace("\n", " ")
+
+
+def summary(results: list[Diagnosis]) -> tuple[collections.Counter, collections.Counter]:
+    return (collections.Counter(d.family for d in results),
+            collections.Counter(d.origin or "-" for d in results))
+
+
+def write_markdown(results: list[Diagnosis], out=sys.stdout) -> None:
+    fam, org = summary(results)
+    out.write(f"# Diagnoses ({len(results)} logs)\n\n")
+    out.write("| family | logs |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in fam.most_common()))
+    out.write("\n| origin | logs |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in org.most_common()))
+    out.write("\n| path | family | origin | signature | conf. | root line | fix |\n|---|---|---|---|---:|---|---|\n")
+    for d in results:
+        root = f"{d.root.line}: `{_md(d.root.text)[:160]}`" if d.root else (d.error or "")
+        out.write(f"| {_md(d.path)} | {d.family} | {d.origin or ''} | {d.signature or ''} | "
+                  f"{d.confidence:.2f} | {root} | {_md(d.fix)} |\n")
+
+
+def _text(s: str, style: str = ""):
+    from rich.text import Text
+
+    return Text(visible(s), style=style)
+
+
+FAMILY_STYLE = {"none": "green", "unknown": "yellow"}
+
+
+def write_table(results: list[Diagnosis], console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    import os
+
+    console = console or Console()
+    paths = [d.path for d in results if d.path != "-"]
+    base = os.path.commonpath(paths) if len(paths) > 1 else ""
+    if base and any(p == base for p in paths):
+        base = os.path.dirname(base)
+    table = Table(show_lines=False, header_style="bold", expand=True,
+                  title=f"in {base}/" if base else None, title_justify="left")
+    for col, kw in (("path", {"overflow": "fold", "ratio": 2, "min_width": 12}),
+                    ("family", {"min_width": 10, "no_wrap": True}), ("origin", {"min_width": 8, "no_wrap": True}),
+                    ("conf", {"justify": "right", "min_width": 4, "no_wrap": True}),
+                    ("root line", {"overflow": "ellipsis", "ratio": 3, "min_width": 20, "no_wrap": True})):
+        table.add_column(col, **kw)
+    for d in results:
+        root = f"{d.root.line}: {d.root.text.strip()}" if d.root else (f"error: {d.error}" if d.error else "")
+        shown = os.path.relpath(d.path, base) if base and d.path != "-" else d.path
+        table.add_row(_text(shown), _text(d.family, FAMILY_STYLE.get(d.family, "bold red")),
+                      _text(d.origin or ""), f"{d.confidence:.2f}", _text(root))
+    console.print(table)
+    fam, org = summary(results)
+    s = Table(title=f"{len(results)} logs", show_header=True, header_style="bold")
+    s.add_column("family")
+    s.add_column("logs", justify="right")
+    s.add_column("origin")
+    s.add_column("logs", justify="right")
+    fams, orgs = fam.most_common(), org.most_common()
+    for i in range(max(len(fams), len(orgs))):
+        f = fams[i] if i < len(fams) else ("", "")
+        o = orgs[i] if i < len(orgs) else ("", "")
+        s.add_row(f[0], str(f[1]), o[0], str(o[1]))
+    console.print(s)
+
+
+def _context_lines(path: str, wanted: set[int], around: int = 2) -> dict[int, str]:
+    """The wanted lines with `around` lines of context, read in one streaming pass."""
+    from signatures.matcher import Matcher
+    from signatures.normalise import normalise_chunk
+
+    keep = set()
+    for n in wanted:
+        keep.update(range(max(1, n - around), n + around + 1))
+    out: dict[int, str] = {}
+    if not keep or path == "-":
+        return out
+    last = max(keep)
+    try:
+        with Matcher.open(path) as f:
+            n = 0
+            for chunk in Matcher.chunks(f):
+                for raw in normalise_chunk(chunk).split(b"\n")[:-1]:
+                    n += 1
+                    if n in keep:
+                        out[n] = raw[:400].decode("utf-8", "replace").rstrip()
+                    if n >= last:
+                        return out
+    except (OSError, EOFError):
+        pass
+    return out
+
+
+def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> None:
+    from rich.console import Console, Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    console = console or Console()
+    head = Text()
+    head.append(f"{d.family}", style=FAMILY_STYLE.get(d.family, "bold red"))
+    head.append(f"  origin: {d.origin or '-'}  signature: {d.signature or '-'}  confidence: {d.confidence:.2f}\n")
+    head.append(visible(d.title), style="bold")
+    if d.error:
+        head.append(f"\ninput: {visible(d.error)}", style="yellow")
+    console.print(Panel(head, title=visible(d.path), title_align="left"))
+
+    evidence = {e.line for e in d.evidence} | ({d.root.line} if d.root else set())
+    ctx = _context_lines(log_path or d.path, set(sorted(evidence)[:30]))
+    if ctx:
+        body = Text()
+        prev = None
+        for n in sorted(ctx):
+            if prev is not None and n != prev + 1:
+                body.append("   ⋮\n", style="dim")
+            prev = n
+            is_root = d.root is not None and n == d.root.line
+            style = "bold red" if is_root else ("yellow" if n in evidence else "dim")
+            body.append(f"{'▶' if is_root else ' '}{n:>7} │ ", style="dim" if not is_root else "bold red")
+            body.append(visible(ctx[n]) + "\n", style=style)
+        console.print(Panel(body, title="evidence (▶ root)", title_align="left"))
+
+    if d.chain:
+        t = Table(title="cascade (root → symptoms)", title_justify="left", show_header=True, header_style="bold")
+        for c in ("line", "role", "family", "signature", "text"):
+            t.add_column(c, overflow="ellipsis", no_wrap=(c == "text"), max_width=70 if c == "text" else None)
+        for link in d.chain[:20]:
+            t.add_row(str(link.line), link.role, link.family, link.signature, Text(visible(link.text.strip())))
+        console.print(t)
+
+    parts = []
+    if d.facts:
+        ft = Table(show_header=False, box=None, padding=(0, 1))
+        for k, v in d.facts.items():
+            ft.add_row(Text(k, style="cyan"), Text(visible(str(v))))
+        parts.append(Panel(ft, title="facts", title_align="left"))
+    for label, text in (("why", d.explanation), ("fix", d.fix), ("next step", d.next_step)):
+        if text:
+            parts.append(Panel(Text(visible(text)), title=label, title_align="left"))
+    if d.env:
+        parts.append(Panel(Text("\n".join(visible(e) for e in d.env)), title="environment", title_align="left"))
+    if d.references:
+        parts.append(Panel(Text("\n".join(d.references)), title="references", title_align="left"))
+    console.print(Group(*parts))

@@ -1,0 +1,166 @@
+"""Typed facts: turn the text a named group captured into a normalised value.
+
+The type comes from the group's name (a suffix convention), so signature files stay short:
+
+    *_bytes, bytes          byte size -> int     ("2.00 GiB", "0x10000 bytes", "262144", "48KB")
+    *_cc, cc, arch          compute capability   ("sm_90a", "compute_86", "90", "8.6") -> "9.0a", "8.6"
+    shape*, *_shape         shape -> list[int]   ("[2, 3]", "(2x3)", "2 x 3", "torch.Size([4, 5])")
+    dtype*, *_dtype         dtype -> canonical   ("Half", "c10::BFloat16", "torch.float32", "f16") -> "float16"
+    device*, *_device       device -> "cuda:0" / "cpu" / "tpu:0"
+    line, *_line, *_count, *_int, rank, errno, pid, code, *_code, xid, *_num, *_ms, *_s
+                            int (hex accepted)
+    anything else           str, whitespace-trimmed
+"""
+from __future__ import annotations
+
+import re
+
+_UNITS = {
+    "": 1, "b": 1, "byte": 1, "bytes": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+}
+_SIZE = re.compile(r"^\s*(?P<num>0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?i?[bB](?:ytes?)?|[kKmMgGtT])?\s*$")
+
+
+def parse_bytes(text: str) -> int | None:
+    """'2.00 GiB' -> 2147483648; '0x10000 bytes' -> 65536; '48KB' -> 48000 (KB is decimal, KiB binary).
+
+    torch prints binary sizes as "GiB"; older torch and XLA print "GB"/"G" meaning GiB as well, but
+    we keep SI meaning for SI units: the number a reviewer reads is in the raw text anyway.
+    """
+    m = _SIZE.match(text.replace(",", ""))
+    if not m:
+        return None
+    num = m["num"]
+    value = int(num, 16) if num.lower().startswith("0x") else float(num)
+    unit = (m["unit"] or "").lower()
+    if unit not in _UNITS:
+        unit = unit.rstrip("s")
+    if unit.endswith("byte"):
+        unit = unit[: -len("byte")] + "b"
+    return int(round(value * _UNITS.get(unit, 1)))
+
+
+def format_bytes(n: int) -> str:
+    """262144 -> '262144 B (256 KiB)'; exact byte count first, a readable size after."""
+    if n < 1024:
+        return f"{n} B"
+    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            value = n / size
+            shown = f"{value:.0f}" if value == int(value) else f"{value:.2f}"
+            return f"{n} B ({shown} {unit})"
+    return f"{n} B"
+
+
+_CC = re.compile(r"(?:sm_|compute_|sm|cc\s*)?(?P<major>\d{1,2}?)\.?(?P<minor>\d)(?P<suffix>[af]?)$", re.I)
+
+
+def parse_cc(text: str) -> str | None:
+    """'sm_90a' -> '9.0a'; 'compute_86' -> '8.6'; '8.0' -> '8.0'; '120' -> '12.0'."""
+    t = text.strip().strip("'\"")
+    m = re.fullmatch(r"(\d{1,2})\.(\d)([af]?)", t)
+    if m:
+        return f"{int(m[1])}.{m[2]}{m[3]}"
+    m = _CC.search(t)
+    if not m or not m["major"]:
+        return None
+    return f"{int(m['major'])}.{m['minor']}{m['suffix'].lower()}"
+
+
+def parse_shape(text: str) -> list[int] | None:
+    nums = re.findall(r"-?\d+", text.replace("torch.Size", ""))
+    return [int(n) for n in nums] if nums else None
+
+
+_DTYPES = {
+    "float": "float32", "float32": "float32", "fp32": "float32", "f32": "float32", "single": "float32",
+    "double": "float64", "float64": "float64", "fp64": "float64", "f64": "float64",
+    "half": "float16", "float16": "float16", "fp16": "float16", "f16": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "long": "int64", "int64": "int64", "i64": "int64", "s64": "int64",
+    "int": "int32", "int32": "int32", "i32": "int32", "s32": "int32",
+    "short": "int16", "int16": "int16", "i16": "int16", "char": "int8", "int8": "int8", "i8": "int8", "s8": "int8",
+    "byte": "uint8", "uint8": "uint8", "u8": "uint8", "bool": "bool", "i1": "bool", "pred": "bool",
+    "complexfloat": "complex64", "complex64": "complex64", "complexdouble": "complex128",
+    "float8_e4m3fn": "float8_e4m3fn", "fp8e4nv": "float8_e4m3fn", "f8e4m3fn": "float8_e4m3fn", "fp8e4m3": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2", "fp8e5": "float8_e5m2", "f8e5m2": "float8_e5m2", "fp8e5m2": "float8_e5m2",
+    "tf32": "tf32",
+}
+
+
+def parse_dtype(text: str) -> str:
+    t = text.strip().strip("'\"`").lower()
+    for prefix in ("torch.", "c10::", "tl.", "jnp.", "np.", "numpy.", "at::", "scalartype::"):
+        if t.startswith(prefix):
+            t = t[len(prefix):]
+    t = t.replace("<", "").replace(">", "")
+    return _DTYPES.get(t, t)
+
+
+def parse_device(text: str) -> str:
+    t = text.strip().strip("'\"").lower()
+    t = re.sub(r"^device\(type='(\w+)',\s*index=(\d+)\)$", r"\1:\2", t)
+    t = re.sub(r"^device\(type='(\w+)'\)$", r"\1", t)
+    return t
+
+
+def parse_int(text: str) -> int | str:
+    t = text.strip().replace(",", "")
+    try:
+        return int(t, 16) if t.lower().startswith("0x") else int(t)
+    except ValueError:
+        return text.strip()
+
+
+_INT_NAMES = {"line", "rank", "errno", "pid", "code", "xid", "world_size", "seq", "timeout_ms"}
+_INT_SUFFIXES = ("_line", "_count", "_int", "_code", "_num", "_ms", "_s", "_rank", "_size_int")
+
+
+def fact_kind(name: str) -> str:
+    """The type a group name asks for: bytes, cc, shape, dtype, device, int or str."""
+    if name == "bytes" or name.endswith("_bytes"):
+        return "bytes"
+    if name in ("cc", "arch") or name.endswith("_cc") or name.endswith("_arch"):
+        return "cc"
+    if name.startswith("shape") or name.endswith("_shape"):
+        return "shape"
+    if name.startswith("dtype") or name.endswith("_dtype"):
+        return "dtype"
+    if name.startswith("device") or name.endswith("_device"):
+        return "device"
+    if name in _INT_NAMES or name.endswith(_INT_SUFFIXES):
+        return "int"
+    return "str"
+
+
+def normalise(name: str, text: str):
+    """Normalise one captured group; falls back to the trimmed text when it cannot be parsed."""
+    kind = fact_kind(name)
+    if kind == "bytes":
+        value = parse_bytes(text)
+    elif kind == "cc":
+        value = parse_cc(text)
+    elif kind == "shape":
+        value = parse_shape(text)
+    elif kind == "dtype":
+        value = parse_dtype(text)
+    elif kind == "device":
+        value = parse_device(text)
+    elif kind == "int":
+        value = parse_int(text)
+    else:
+        value = text.strip()
+    return text.strip() if value is None else value
+
+
+def render(name: str, value) -> str:
+    """How a fact reads inside fix text."""
+    if fact_kind(name) == "bytes" and isinstance(value, int):
+        return format_bytes(value)
+    if fact_kind(name) == "cc" and isinstance(value, str) and value[:1].isdigit():
+        return f"sm_{value.replace('.', '')}"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)

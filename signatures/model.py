@@ -1,0 +1,44 @@
+"""Plain data of the knowledge base: a signature, and a match of one against a log line."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Example:
+    line: str
+    facts: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    family: str
+    origin: str
+    frameworks: tuple[str, ...]
+    role: str
+    priority: int
+    title: str
+    patterns: tuple[str, ...]
+    explanation: str
+    fix: tuple[str, ...]          # templates; the first whose facts are all present is used
+    next_step: str
+    references: tuple[str, ...]
+    examples: tuple[Example, ...]
+    counterexamples: tuple[str, ...]
+    in_warnings: bool = False     # still a failure when logged at warning/info level
+    file: str = ""
+
+
+@dataclass
+class Match:
+    """One signature matched on one line (numbers are 1-based lines of the original file)."""
+    signature: Signature
+    line: int
+    text: str
+    facts: dict
+    demoted: bool = False         # on a warning/info-level line and the signature does not count there
+
+    @property
+    def family(self) -> str:
+        return self.signature.family

@@ -1,0 +1,42 @@
+"""Failure families and origins, spelled exactly as the evaluations spell them."""
+
+FAMILIES: dict[str, str] = {
+    "oom": "device memory exhausted",
+    "shared-memory-exceeded": "on-chip memory over the hardware limit (shared memory, SBUF/PSUM, VMEM)",
+    "launch-config": "the launch itself is invalid for the device",
+    "illegal-memory-access": "a kernel touched memory it must not",
+    "device-assert": "an assertion inside device code fired",
+    "shape-stride-mismatch": "shapes, sizes, strides or contiguity disagree with what the kernel assumes",
+    "dtype-mismatch": "element types disagree",
+    "device-placement": "data on the wrong device or address space",
+    "autotune-failure": "autotuning could not produce a usable config",
+    "compile-error": "the kernel source or its lowering does not compile",
+    "arch-mismatch": "the binary or toolchain does not target this GPU",
+    "driver-mismatch": "driver older or otherwise incompatible with the runtime/libraries",
+    "missing-library": "a needed library, toolkit or driver is absent or unloadable",
+    "numerical-mismatch": "it ran, but the numbers are wrong or non-finite",
+    "timeout-hang": "the work did not finish in time",
+    "hardware-fault": "the device itself failed",
+    "collective-comm": "multi-GPU communication failed (not a timeout)",
+    "none": "the log shows no failure (warnings alone are not failures)",
+    "unknown": "the log shows a failure that no signature explains",
+}
+
+ORIGINS: dict[str, str] = {
+    "kernel-logic": "the kernel's own code is wrong",
+    "runtime-assumption": "the kernel assumed something about its inputs or launch that the caller broke",
+    "resource-limit": "a valid kernel asked for more than this device has",
+    "environment": "installation, driver, toolkit or library problem",
+    "hardware": "the device is faulty",
+    "numerics": "precision or tolerance, not a crash",
+}
+
+# How a signature takes part in a cascade.
+#   root     a cause: wins over symptoms and wrappers
+#   symptom  a consequence of an earlier fault (CUBLAS errors on a poisoned context)
+#   wrapper  reports that something inner failed (autotuner, NCCL watchdog); used when nothing deeper is found
+#   benign   says the failure around it was caught and handled (fallbacks): the log reads as `none`
+ROLES = ("root", "symptom", "wrapper", "benign")
+
+# Families a reviewer reads as "no answer": never carried by a signature.
+NON_FAILURE = ("none", "unknown")
