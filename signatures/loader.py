@@ -5,11 +5,15 @@ Every problem stops loading with a `SignatureError` naming the file, the signatu
 from __future__ import annotations
 
 import re
-import sre_parse
 import tomllib
 from pathlib import Path
 
 from signatures.model import Example, Signature
+
+try:                      # Python 3.11+: the parser lives in re._parser; sre_parse is a deprecated alias
+    from re import _parser as sre_parse
+except ImportError:       # pragma: no cover
+    import sre_parse
 from signatures.taxonomy import FAMILIES, NON_FAILURE, ORIGINS, ROLES
 
 DATA_DIR = Path(__file__).parent / "data"

@@ -1,0 +1,56 @@
+"""Group unexplained error lines into templates, so a maintainer sees which signature to write next."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from signatures.normalise import strip_prefix
+
+# Order matters: sizes before plain numbers ("2.00 GiB" -> <SIZE>, not "<NUM> GiB").
+MASKS = [
+    (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+@-]+){2,}/?|(?:\.{1,2}/)[\w./+@-]+"), "<PATH>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<HASH>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes|B)\b"), "<SIZE>"),
+    (re.compile(r"(?:torch\.Size\()?\[\s*\d+(?:\s*,\s*\d+)*\s*\]\)?|\(\s*\d+(?:\s*[x,]\s*\d+)+\s*\)|\b\d+(?:x\d+)+\b"), "<SHAPE>"),
+    (re.compile(r"'[^']{0,200}'|\"[^\"]{0,200}\""), "<STR>"),
+    (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<NUM>"),
+]
+
+
+def template(line: str) -> str:
+    t = strip_prefix(line).strip()
+    for rx, mask in MASKS:
+        t = rx.sub(mask, t)
+    return re.sub(r"\s+", " ", t)[:300]
+
+
+@dataclass
+class Cluster:
+    template: str
+    count: int = 0
+    files: list[str] = field(default_factory=list)
+    example: str = ""
+
+
+def cluster(diagnoses, min_count: int = 1, max_examples: int = 5) -> list[Cluster]:
+    """Templates of the root/evidence lines of logs no signature explained, most frequent first."""
+    groups: dict[str, Cluster] = {}
+    for d in diagnoses:
+        if d.family != "unknown" or d.error:
+            continue
+        lines = [d.root] if d.root else []
+        lines += [e for e in d.evidence if not d.root or e.line != d.root.line][-5:]
+        seen_here = set()
+        for ln in lines:
+            t = template(ln.text)
+            if not t or t in seen_here or t.startswith("Traceback (most recent call last)"):
+                continue
+            seen_here.add(t)
+            c = groups.setdefault(t, Cluster(t, example=ln.text.strip()[:300]))
+            c.count += 1
+            if len(c.files) < max_examples:
+                c.files.append(f"{d.path}:{ln.line}")
+    out = [c for c in groups.values() if c.count >= min_count]
+    out.sort(key=lambda c: (-c.count, c.template))
+    return out

@@ -1,0 +1,3 @@
+import os
+
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")

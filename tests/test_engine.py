@@ -1,0 +1,134 @@
+"""Matching and root-cause choice on messy input, with made-up test signatures."""
+import gzip
+from pathlib import Path
+
+import pytest
+
+from diagnose.engine import decide
+from signatures.loader import load_all
+from signatures.matcher import Matcher
+
+FIX = Path(__file__).parent / "fixtures" / "sigs"
+
+
+@pytest.fixture(scope="module")
+def m():
+    return Matcher([s for s in load_all([FIX]) if s.id.startswith("t.")])
+
+
+def run(m, text: bytes | str):
+    data = text.encode() if isinstance(text, str) else text
+    return decide(m.scan_bytes(data), "<t>")
+
+
+def test_root_beats_symptom_and_wrapper_whatever_the_order(m):
+    log = ("step 1\nCUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm\n"
+           "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+           "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7)\n")
+    d = run(m, log)
+    assert d.family == "illegal-memory-access" and d.root.line == 3
+    assert [c.role for c in d.chain][0] == "root"
+    assert {c.signature for c in d.chain} == {"t.ima", "t.cublas", "t.watchdog"}
+
+
+def test_wrapper_alone_gives_its_family_with_lower_confidence(m):
+    d = run(m, "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7)\n")
+    assert d.family == "timeout-hang" and d.confidence < 0.85
+
+
+def test_symptom_alone(m):
+    d = run(m, "CUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm\n")
+    assert d.family == "illegal-memory-access" and d.confidence <= 0.5
+
+
+def test_facts_and_fix_template(m):
+    d = run(m, "x\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0)\n")
+    assert d.facts["requested_bytes"] == 2 * 1024**3
+    assert "2147483648 B (2 GiB)" in d.fix
+
+
+def test_messy_text_keeps_original_line_numbers(m):
+    log = (b"\x1b[32mok\x1b[0m\r\n"                      # ANSI + CRLF
+           b"epoch 1:  10%\repoch 1:  50%\repoch 1: 100%\r\n"   # progress bar
+           b"bad utf-8 \xff\xfe here\n"
+           b"[rank3]: RuntimeError: CUDA error: an \x1b[1millegal\x1b[0m memory access was encountered\n")
+    d = run(m, log)
+    assert d.family == "illegal-memory-access"
+    assert d.root.line == 4
+    assert "\x1b" not in d.root.text
+
+
+def test_warning_level_failure_is_none(m):
+    log = ("W1210 08:01:33.059000 3495860 torch/foo.py:987] [0/0] CUDA out of memory. Tried to allocate 2.00 GiB\n"
+           "done\n")
+    d = run(m, log)
+    assert d.family == "none"
+    assert d.chain and d.chain[0].role == "demoted"
+
+
+def test_benign_fallback_excuses_the_failure_before_it(m):
+    log = ("CUDA out of memory. Tried to allocate 1.00 GiB\n"
+           "Encountered an exception in identify_mutated_tensors, assuming every input is mutated\n")
+    assert run(m, log).family == "none"
+
+
+def test_unmatched_traceback_is_unknown_and_points_at_the_error(m):
+    log = ("Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n"
+           "    foo()\nZeroDivisionError: division by zero\n")
+    d = run(m, log)
+    assert d.family == "unknown" and d.root.line == 4
+    assert "ZeroDivisionError" in d.root.text
+
+
+def test_clean_log_is_none(m):
+    d = run(m, "TF32 is enabled\nall 12 tests passed\n")
+    assert d.family == "none" and d.root is None
+
+
+def test_chunked_reading_counts_lines_across_chunks(m, monkeypatch, tmp_path):
+    import signatures.matcher as mm
+
+    monkeypatch.setattr(mm, "CHUNK", 64)
+    p = tmp_path / "long.log"
+    p.write_text("noise line\n" * 500 + "CUDA error: an illegal memory access was encountered\n" + "tail\n" * 10)
+    d = decide(m.scan_file(p), str(p))
+    assert d.root.line == 501 and d.lines == 511
+
+
+# -- bad inputs: each gives a clear row, none crashes -------------------------------------------
+
+def test_binary_file(m, tmp_path):
+    p = tmp_path / "core.bin"
+    p.write_bytes(b"\x7fELF\x00\x00\x01" + bytes(range(256)) * 10)
+    d = decide(m.scan_file(p), str(p))
+    assert d.family == "unknown" and "binary" in d.error
+
+
+def test_empty_file(m, tmp_path):
+    p = tmp_path / "empty.log"
+    p.write_bytes(b"")
+    d = decide(m.scan_file(p), str(p))
+    assert d.family == "none" and d.error is None and d.lines == 0
+
+
+def test_truncated_gzip_classifies_what_it_read(m, tmp_path):
+    body = ("line\n" * 20000 + "CUDA error: an illegal memory access was encountered\n" + "more\n" * 20000).encode()
+    data = gzip.compress(body)
+    p = tmp_path / "cut.log.gz"
+    p.write_bytes(data[: len(data) // 2])
+    d = decide(m.scan_file(p), str(p))
+    assert d.error and "gzip" in d.error
+    whole = tmp_path / "whole.log.gz"
+    whole.write_bytes(data)
+    d2 = decide(m.scan_file(whole), str(whole))
+    assert d2.family == "illegal-memory-access" and d2.root.line == 20001 and d2.error is None
+
+
+def test_100mb_line_without_newline(m, tmp_path):
+    p = tmp_path / "oneline.log"
+    with open(p, "wb") as f:
+        f.write(b"x" * (100 << 20))
+        f.write(b" CUDA error: an illegal memory access was encountered")
+    d = decide(m.scan_file(p), str(p))
+    assert d.family == "illegal-memory-access"
+    assert len(d.root.text) <= 2000
