@@ -1,0 +1,68 @@
+"""`diagnose triage PATH...`: ingest tasks into a review session (SQLite) and export it."""
+import argparse
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "triage", help="ingest failing tasks into a review session; export the reviewed session",
+        description="Ingest tasks (task bundle directories, directories of logs, log files, .gz) into a session "
+                    "database. Re-running adds new or changed tasks and skips the rest (content-hashed); a run "
+                    "killed half-way keeps every task already stored. Review them with `diagnose tui`.")
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--db", metavar="FILE", default=None, help="session database (default: .diagnose/triage.db)")
+    p.add_argument("--export", metavar="FILE", action="append", default=[],
+                   help="write the session to FILE: .md for a Markdown review, .jsonl for JSON lines (repeatable)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--env", metavar="ENV_JSON", help="environment snapshot to fuse into tasks that carry none")
+    return p
+
+
+def open_store(path, create=True):
+    from diagnose.cli import UsageError
+    from diagnose.store import DEFAULT_DB, Store, StoreError
+
+    try:
+        return Store(path or DEFAULT_DB, create=create)
+    except StoreError as e:
+        raise UsageError(str(e)) from None
+
+
+def ingest_paths(store, paths, jobs=None, env=None) -> int:
+    """Ingest with a progress bar; prints a one-line summary to stderr. Returns the exit status."""
+    import sys
+
+    from diagnose.commands.classify import read_snapshot
+    from diagnose.store import ingest
+
+    snapshot = read_snapshot(env)
+    report = ingest(store, paths, jobs=jobs, progress=None if sys.stderr.isatty() else False, snapshot=snapshot)
+    for m in report.missing:
+        print(f"diagnose triage: {m}: no such file or directory (skipped)" if m != "-" else
+              "diagnose triage: '-' (stdin) cannot be part of a session: save it to a file first", file=sys.stderr)
+    print(f"{store.path}: {report.added} added, {report.changed} changed, {report.unchanged} unchanged; "
+          f"{store.count()} tasks in the session", file=sys.stderr)
+    return 1 if report.missing else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from diagnose.cli import UsageError
+    from diagnose.store import StoreError
+
+    if not args.paths and not args.export:
+        raise UsageError("nothing to do: give PATHs to ingest and/or --export FILE")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    store = open_store(args.db, create=bool(args.paths))
+    try:
+        status = ingest_paths(store, args.paths, args.jobs, args.env) if args.paths else 0
+        for out in args.export:
+            try:
+                kind = store.export(out)
+            except StoreError as e:
+                raise UsageError(str(e)) from None
+            print(f"wrote {out} ({kind}, {store.count()} tasks)", file=sys.stderr)
+    finally:
+        store.close()
+    return status
