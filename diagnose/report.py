@@ -98,7 +98,7 @@ def write_table(results: list[Diagnosis], console=None) -> None:
 def _context_lines(path: str, wanted: set[int], around: int = 2) -> dict[int, str]:
     """The wanted lines with `around` lines of context, read in one streaming pass."""
     from signatures.matcher import Matcher
-    from signatures.normalise import normalise_chunk
+    from signatures.normalise import last_segment, normalise_chunk
 
     keep = set()
     for n in wanted:
@@ -114,7 +114,7 @@ def _context_lines(path: str, wanted: set[int], around: int = 2) -> dict[int, st
                 for raw in normalise_chunk(chunk).split(b"\n")[:-1]:
                     n += 1
                     if n in keep:
-                        out[n] = raw[:400].decode("utf-8", "replace").rstrip()
+                        out[n] = last_segment(raw)[:400].decode("utf-8", "replace").rstrip()
                     if n >= last:
                         return out
     except (OSError, EOFError):

@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import io
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +61,7 @@ class _HyperscanGate:
         cached = _cache_dir() / f"hs-{key}.db"
         self.db = None
         try:
-            self.db = hyperscan.loadb(cached.read_bytes())
+            self.db = hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
         except Exception:
             self.db = None
         if self.db is None:
@@ -92,7 +93,7 @@ class _HyperscanGate:
         import hyperscan
 
         self._hs = hyperscan
-        self.db = hyperscan.loadb(state["blob"])
+        self.db = hyperscan.loadb(state["blob"], hyperscan.HS_MODE_BLOCK)
         self.db.scratch = hyperscan.Scratch(self.db)
 
 
@@ -144,7 +145,7 @@ class Matcher:
     def open(path) -> io.BufferedIOBase:
         if str(path) == "-":
             return os.fdopen(os.dup(0), "rb")
-        f = open(path, "rb")
+        f = open(path, "rb", buffering=0)    # raw reads: no second copy through a buffer
         if f.read(2) == b"\x1f\x8b":
             f.seek(0)
             return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
@@ -162,6 +163,10 @@ class Matcher:
                     yield carry
                 return
             buf = carry + block if carry else block
+            if len(block) < CHUNK and buf.endswith(b"\n"):   # the usual small log: one read, no copy
+                yield buf
+                carry = b""
+                continue
             cut = buf.rfind(b"\n")
             if cut < 0:
                 if len(buf) >= MAX_LINE:
@@ -179,8 +184,8 @@ class Matcher:
         try:
             with self.open(path) as f:
                 self.scan_stream(f, result)
-        except (EOFError, gzip.BadGzipFile, OSError, zlib_error()) as e:
-            what = "truncated or corrupt gzip" if isinstance(e, (EOFError, gzip.BadGzipFile)) or "zlib" in type(e).__module__ \
+        except (EOFError, gzip.BadGzipFile, OSError, zlib.error) as e:
+            what = "truncated or corrupt gzip" if isinstance(e, (EOFError, gzip.BadGzipFile, zlib.error)) \
                 else type(e).__name__
             result.error = f"{what}: {e}; classified the first {result.lines} lines" if result.lines else f"{what}: {e}"
         return result
@@ -228,56 +233,57 @@ class Matcher:
         regex = self.regexes[pid]
         hint = self.owners[pid][1] is None
         limit = 2000 if hint else MAX_PER_PATTERN
-        pos, counted_to, line_no, found = 0, 0, line_base, 0
+        found, pos = 0, 0
+        walker = _LineWalker(buf, line_base)
         while found < limit:
+            hit = walker.next_match(regex, pos)
+            if hit is None:
+                return
+            found += 1
+            pos = hit[3]
+            yield hit[:3]
+        if hint:   # keep the tail: the last traceback is the one that matters
+            pos = max(pos, buf.rfind(b"\n", 0, max(0, len(buf) - (256 << 10))) + 1)
+            while (hit := walker.next_match(regex, pos)) is not None:
+                pos = hit[3]
+                yield hit[:3]
+
+
+class _LineWalker:
+    """Finds matching lines in a buffer, counting newlines incrementally (each byte counted once)."""
+
+    def __init__(self, buf: bytes, line_base: int):
+        self.buf, self.counted_to, self.line_no = buf, 0, line_base
+
+    def next_match(self, regex, pos: int):
+        buf = self.buf
+        while True:
             m = regex.search(buf, pos)
             if m is None:
-                return
+                return None
             start = buf.rfind(b"\n", 0, m.start()) + 1
             end = buf.find(b"\n", start)
             end = len(buf) if end < 0 else end
             if m.start() == end and end < len(buf):   # the match began on a newline: take the next line
                 start, end = end + 1, buf.find(b"\n", end + 1)
                 end = len(buf) if end < 0 else end
-            line = buf[start:end]
-            lm = regex.search(line)
-            pos = end + 1
+            line, pos = buf[start:end], end + 1
+            lm = None
+            # A \r inside a line is a progress bar redrawing it (or a CRLF end): match each segment.
+            for seg in (line.split(b"\r") if b"\r" in line else (line,)):
+                lm = regex.search(seg)
+                if lm is not None:
+                    line = seg
+                    break
             if lm is None:
                 continue
-            line_no += buf.count(b"\n", counted_to, start)
-            counted_to = start
-            found += 1
-            yield line_no + 1, line[:MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip(), lm
-        if hint:   # keep the tail: the last traceback is the one that matters
-            tail_start = max(pos, len(buf) - (256 << 10))
-            yield from self._lines_from(regex, buf, tail_start, line_base)
-
-    @staticmethod
-    def _lines_from(regex, buf: bytes, pos: int, line_base: int):
-        pos = buf.rfind(b"\n", 0, pos) + 1
-        line_no = line_base + buf.count(b"\n", 0, pos)
-        counted_to = pos
-        while True:
-            m = regex.search(buf, pos)
-            if m is None:
-                return
-            start = buf.rfind(b"\n", 0, m.start()) + 1
-            end = buf.find(b"\n", start)
-            end = len(buf) if end < 0 else end
-            line = buf[start:end]
-            lm = regex.search(line)
-            pos = end + 1
-            if lm is None:
-                continue
-            line_no += buf.count(b"\n", counted_to, start)
-            counted_to = start
-            yield line_no + 1, line[:MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip(), lm
-
-
-def zlib_error():
-    import zlib
-
-    return zlib.error
+            if start >= self.counted_to:
+                self.line_no += buf.count(b"\n", self.counted_to, start)
+            else:
+                self.line_no -= buf.count(b"\n", start, self.counted_to)
+            self.counted_to = start
+            text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+            return self.line_no + 1, text, lm, pos
 
 
 _default: Matcher | None = None

@@ -7,23 +7,16 @@ from __future__ import annotations
 import re
 
 _ANSI = re.compile(rb"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_LONE_CR_LINE = re.compile(rb"[^\n]*\r[^\n]*")
-
-
-def _last_cr_segment(m: re.Match) -> bytes:
-    # A progress bar redraws the line with \r: what the terminal shows is the last non-empty segment.
-    segments = [s for s in m.group(0).split(b"\r") if s.strip()]
-    return segments[-1] if segments else b""
 
 
 def normalise_chunk(buf: bytes) -> bytes:
-    """Strip ANSI escapes and resolve carriage returns; cheap when neither is present (memchr)."""
+    """Strip ANSI escapes; cheap when there are none (memchr).
+
+    Carriage returns stay: the matcher treats the segments of a line between \r (progress bars
+    redrawing it, CRLF ends) as separate texts of the same line, so nothing is lost and no line moves.
+    """
     if b"\x1b" in buf:
         buf = _ANSI.sub(b"", buf)
-    if b"\r" in buf:
-        buf = buf.replace(b"\r\n", b"\n")
-        if b"\r" in buf:
-            buf = _LONE_CR_LINE.sub(_last_cr_segment, buf)
     return buf
 
 
@@ -50,6 +43,14 @@ _LEVEL = re.compile(
     re.X,
 )
 _WARNING_TEXT = re.compile(r"\b\w*Warning: |\bwarnings\.warn\(")
+
+
+def last_segment(line: bytes) -> bytes:
+    """What a terminal shows of a line redrawn with \r: its last non-empty segment."""
+    if b"\r" not in line:
+        return line
+    segments = [s for s in line.split(b"\r") if s.strip()]
+    return segments[-1] if segments else b""
 
 
 def strip_prefix(line: str) -> str:
