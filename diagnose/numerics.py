@@ -552,11 +552,12 @@ def _tail_tile(bad: np.ndarray) -> Finding | None:
         inside = float(prof[start:].mean())
         if inside < 0.5:
             continue
-        t = tiles[0]
+        t = tiles[-1]      # the largest tile consistent with the boundary; smaller ones fit too
         return _f("tail-tile", "kernel-logic",
                   f"errors only in the last partial tile along axis {axis}: indices {start}..{n - 1} of {n} "
-                  f"(a multiple of {t} then {n - start} left over); the boundary mask is missing or wrong",
-                  axis=axis, start=start, size=n, tile=t, remainder=n - start,
+                  f"(tile {t}: {start // t} full tiles, then {n - start} left over); the boundary mask or the "
+                  "tail tile's launch is missing",
+                  axis=axis, start=start, size=n, tile=t, tiles_consistent=tiles, remainder=n - start,
                   bad_fraction_in_tail=round(inside, 4), bad_outside_tail=0)
     return None
 
@@ -585,9 +586,9 @@ def _blocks(bad: np.ndarray) -> Finding | None:
     if bad.ndim != 2:
         return None
     m, n = bad.shape
-    for t in TILES:
-        if m < 2 * t and n < 2 * t:
-            break
+    for t in reversed(TILES):       # the largest block that explains the errors
+        if m < 2 * t or n < 2 * t:
+            continue
         gm, gn = -(-m // t), -(-n // t)
         pad = np.zeros((gm * t, gn * t), bool)
         pad[:m, :n] = bad
@@ -782,9 +783,20 @@ def _magnitude(out, ref, bad, m: dict, f: Format) -> Finding | None:
                   f"errors grow with |ref| (median error {np.median(d[hi]):.3g} on the largest quarter vs "
                   f"{np.median(d[lo]):.3g} on the smallest) and are spread over {m['mismatch_fraction']:.1%} of "
                   f"elements: precision, not indexing; median relative error {rel:.3g} is about {bits:.1f} bits, "
-                  f"{f.name} keeps {f.mant + 1}. Accumulate in a wider type, or the tolerance assumes more "
-                  "precision than the kernel has", median_rel=rel, effective_bits=round(bits, 1),
+                  f"{f.name} keeps {f.mant + 1}: a downcast somewhere, or a tolerance that assumes more precision "
+                  "than the kernel has", median_rel=rel, effective_bits=round(bits, 1),
                   median_abs_top_quarter=float(np.median(d[hi])), median_abs_bottom_quarter=float(np.median(d[lo])))
+    diff = (out - ref)[fin]
+    mean, std = float(diff.mean()), float(diff.std())
+    nr = m["norm_ratio"]
+    if 0 < nr < 0.25 and abs(mean) < 0.25 * std:
+        nbits = -math.log2(nr)
+        return _f("precision-noise", "numerics",
+                  f"unstructured, zero-mean errors over {m['mismatch_fraction']:.1%} of elements (mean {mean:.3g}, "
+                  f"std {std:.3g}), ‖out-ref‖/‖ref‖ = {nr:.3g} (about {nbits:.1f} bits): rounding noise larger "
+                  f"than the claimed precision gives (expected rtol {m['rtol']:g}); accumulation in a narrower type "
+                  "than claimed, or a tolerance too tight", norm_ratio=nr, effective_bits=round(nbits, 1),
+                  mean_error=mean, std_error=std)
     return None
 
 
@@ -844,9 +856,16 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
                       or _periodic(bad))
         if structural and nf and structural.pattern != "transposed":
             structural.evidence.update({"nan_in_region": nf.evidence["nan"], "inf_in_region": nf.evidence["inf"]})
-        for x in (structural, nf):
-            if x:
-                findings.append(x)
+        if (nf and nf.evidence["inf"] == 0 and nf.pattern != "overflow" and structural
+                and structural.pattern in ("tail-tile", "whole-blocks")):
+            # NaN (a poison or garbage) in tile-shaped regions the kernel never wrote
+            nf = _f("uninitialised", "kernel-logic",
+                    f"{nf.evidence['nan']} NaNs fill tile-shaped regions ({structural.pattern}) where the "
+                    "reference is finite: output memory the kernel never wrote (uninitialised; the poison shows)",
+                    **nf.evidence, where=structural.pattern)
+            findings += [nf, structural]
+        else:
+            findings += [x for x in (structural, nf) if x]
         if not nf:
             unw = _unwritten(out, ref, bad)
             if unw:
