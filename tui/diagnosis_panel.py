@@ -1,0 +1,158 @@
+"""Beside the log: root cause, the chain (each link a jump to its line), facts, fix, the next step with
+its command, guidance when the diagnosis is uncertain, environment findings and the review."""
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from diagnose.guidance import questions, uncertain
+from diagnose.store import Task
+from tui.safe import clean, safe, safe_block
+
+
+def next_command(task: Task) -> str:
+    """The command to copy: the first `quoted` command of the next step, else the first guidance command."""
+    d = task.diagnosis
+    m = re.search(r"`([^`]+)`", d.next_step or "")
+    if m:
+        return clean(m.group(1))
+    if uncertain(d):
+        for q in questions(d, task.findings):
+            if q.command:
+                return clean(q.command)
+    return ""
+
+
+def _section(title: str) -> Text:
+    return Text(title, style="bold underline", end="")
+
+
+class ChainList(OptionList):
+    """Root → symptoms; Enter on a link jumps the log to its line."""
+
+    class Jump(Message):
+        def __init__(self, line: int) -> None:
+            super().__init__()
+            self.line = line
+
+    def __init__(self, task: Task, **kw) -> None:
+        options = []
+        for i, link in enumerate(task.diagnosis.chain):
+            prompt = Text(end="", no_wrap=True, overflow="ellipsis")
+            prompt.append(f"{'→ ' if i else ''}L{link.line} ", style="bold")
+            prompt.append(f"{link.role} ", style="red" if link.role == "root" else "dim")
+            prompt.append_text(safe(link.family + "  ", "bold"))
+            prompt.append_text(safe(link.text.strip()[:200]))
+            options.append(Option(prompt, id=f"L{i}"))
+        super().__init__(*options, **kw)
+        self.link_lines = [link.line for link in task.diagnosis.chain]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.Jump(self.link_lines[event.option_index]))
+
+
+class DiagnosisPanel(VerticalScroll, can_focus=False):
+    def __init__(self, task: Task, **kw) -> None:
+        super().__init__(**kw)
+        self.task_ = task
+
+    def compose(self):
+        t, d = self.task_, self.task_.diagnosis
+        yield Static(self.review_text(), id="review")
+        head = Text(end="")
+        head.append_text(_section("Root cause"))
+        head.append("\n")
+        head.append_text(safe(d.title or "(no title)", "bold"))
+        head.append("\n")
+        head.append_text(safe(f"{d.family} · {d.origin or 'origin unknown'} · {d.signature or 'no signature'}"
+                              f" · confidence {d.confidence:.2f}"))
+        if d.root:
+            head.append(f"\nline {d.root.line}: ", style="bold")
+            head.append_text(safe(d.root.text.strip()[:400], "red"))
+        if d.error:
+            head.append("\ninput: ", style="bold")
+            head.append_text(safe(d.error, "red"))
+        yield Static(head, id="root")
+        if d.chain:
+            yield Static(_section(f"Chain ({len(d.chain)}: Enter jumps to the line)"), classes="title")
+            yield ChainList(t, id="chain")
+        if d.facts:
+            facts = Text(end="")
+            facts.append_text(_section("Facts"))
+            for k, v in d.facts.items():
+                facts.append("\n")
+                facts.append_text(safe(f"{k} = {v}"))
+            yield Static(facts, id="facts")
+        if d.fix:
+            fix = _section("Fix")
+            fix.append("\n")
+            fix.append_text(safe_block(d.fix))
+            yield Static(fix, id="fix")
+        cmd = next_command(t)
+        if d.next_step or cmd:
+            nxt = _section("Next step")
+            if d.next_step:
+                nxt.append("\n")
+                nxt.append_text(safe_block(d.next_step))
+            if cmd:
+                nxt.append("\n$ ", style="bold")
+                nxt.append_text(safe(cmd, "bold cyan"))
+                nxt.append("\n(y copies the command)", style="dim")
+            yield Static(nxt, id="next")
+        if uncertain(d):
+            g = _section("What to check next, in order")
+            for i, q in enumerate(questions(d, t.findings), 1):
+                g.append(f"\n{i}. ", style="bold")
+                g.append_text(safe(q.ask, "bold"))
+                g.append("\n   ")
+                g.append_text(safe(q.why, "italic"))
+                if q.command:
+                    g.append("\n   $ ", style="bold")
+                    g.append_text(safe(q.command, "cyan"))
+            yield Static(g, id="guidance")
+        if t.findings or d.env:
+            env = _section("Environment")
+            for f in t.findings:
+                if isinstance(f, dict):
+                    env.append("\n")
+                    env.append_text(safe(f"[{f.get('severity', '?')}] {f.get('message', '')}", "bold"))
+                    if f.get("fix"):
+                        env.append("\n  ")
+                        env.append_text(safe(f"fix: {f['fix']}"))
+            for e in d.env:
+                env.append("\n")
+                env.append_text(safe(e))
+            yield Static(env, id="env")
+        if d.explanation:
+            ex = _section("Why")
+            ex.append("\n")
+            ex.append_text(safe_block(d.explanation.strip()))
+            yield Static(ex, id="explanation")
+
+    def review_text(self) -> Text:
+        r = self.task_.row
+        text = _section("Review")
+        text.append("\n")
+        if r.verdict:
+            v = f"reclassified → {r.verdict_family}/{r.verdict_origin or '-'}" if r.verdict == "reclassified" \
+                else r.verdict
+            text.append_text(safe(v, "bold cyan"))
+            text.append_text(safe(f"  by {r.reviewer} at {r.at}", "dim"))
+            if r.stale:
+                text.append("\nthe log changed after this verdict", style="magenta")
+        else:
+            text.append("not reviewed yet", style="italic")
+        if r.note:
+            text.append("\nnote: ", style="bold")
+            text.append_text(safe_block(r.note))
+        return text
+
+    def update_review(self, task: Task) -> None:
+        self.task_ = task
+        self.query_one("#review", Static).update(self.review_text())
