@@ -1,0 +1,430 @@
+"""Gather an environment snapshot: host, packages, toolkits, env vars here; driver probes in children.
+
+Slow or hang-prone work runs concurrently in child processes, each with a timeout: the NVML probe, the
+CUDA driver/runtime probe (cuda-bindings), `nvidia-smi`, every compiler's `--version`, and `import torch`
+only when the build targets CUDA (its arch list and cuDNN are knowable no other way). Frameworks are
+otherwise read from package metadata (dist-info names) and torch/version.py, without importing them.
+Every failure is recorded in the snapshot as data; checks (probes.checks) turn it into findings.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from probes.schema import SCHEMA, empty_snapshot
+
+PROBE_TIMEOUT_S = 20.0
+TOOL_TIMEOUT_S = 10.0
+
+ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "LD_LIBRARY_PATH", "PATH",
+             "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_ORDER", "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH",
+             "CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_CUDA_ARCH_LIST",
+             "TORCH_SHOW_CPP_STACKTRACES", "TORCH_USE_CUDA_DSA", "TORCHINDUCTOR_CACHE_DIR",
+             "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING", "XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE",
+             "XLA_PYTHON_CLIENT_MEM_FRACTION", "JAX_PLATFORMS", "NVIDIA_VISIBLE_DEVICES", "NVCC_APPEND_FLAGS",
+             "NVCC_PREPEND_FLAGS", "CC", "CXX", "CUDAHOSTCXX", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX")
+ENV_PREFIXES = ("TRITON_", "NCCL_", "XLA_", "JAX_", "TORCH_", "TORCHINDUCTOR_", "PYTORCH_", "CUDA_", "NEURON_",
+                "TPU_", "CUBLAS_", "CUDNN_")
+SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|AUTH", re.I)
+
+# Frameworks and CUDA wheels read from package metadata (normalised names).
+PACKAGES = ("torch", "triton", "pytorch-triton", "jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt",
+            "jax-cuda13-plugin", "jax-cuda13-pjrt", "libtpu", "libtpu-nightly", "cuda-python", "cuda-bindings",
+            "cuda-pathfinder", "nvidia-ml-py", "pynvml", "neuronx-cc", "torch-neuronx", "torch-xla", "numpy",
+            "tensorflow")
+PACKAGE_PREFIXES = ("cupy", "nvidia-cuda-", "nvidia-cudnn-", "nvidia-cublas-", "nvidia-nccl-")
+
+TOOLKIT_PREFIXES = ("/usr/local/cuda", "/opt/cuda", "/usr/lib/nvidia-cuda-toolkit", "/usr/lib/cuda")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# -- packages, without importing them -------------------------------------------------------------
+
+def installed_packages(path: list[str] | None = None) -> dict[str, dict]:
+    """{normalised name: {version, location}} from *.dist-info / *.egg-info names on sys.path, first wins.
+
+    Equivalent to importlib.metadata.version() for installed wheels, at a fraction of its import cost.
+    """
+    found: dict[str, dict] = {}
+    for entry in path if path is not None else sys.path:
+        try:
+            it = os.scandir(entry or ".")
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                n = e.name
+                if not (n.endswith(".dist-info") or n.endswith(".egg-info")):
+                    continue
+                stem = n.rsplit(".", 1)[0]
+                name, _, version = stem.partition("-")
+                if not version:
+                    continue
+                found.setdefault(_norm(name), {"version": version.split("-py")[0], "location": entry})
+    return found
+
+
+def wanted_packages(all_pkgs: dict[str, dict]) -> dict[str, str]:
+    return {n: v["version"] for n, v in sorted(all_pkgs.items())
+            if n in PACKAGES or n.startswith(PACKAGE_PREFIXES)}
+
+
+def torch_static(location: str | None) -> dict:
+    """torch/version.py read as text: version, the CUDA it targets (None for CPU-only), HIP."""
+    out: dict = {}
+    if not location:
+        return out
+    p = os.path.join(location, "torch", "version.py")
+    try:
+        text = open(p, encoding="utf-8").read()
+    except OSError as e:
+        out["error"] = f"cannot read {p}: {e.strerror}"
+        return out
+    for key, var in (("version", "__version__"), ("cuda", "cuda"), ("hip", "hip"), ("git_version", "git_version")):
+        m = re.search(rf"^{var}\s*(?::[^=]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|(None))", text, re.M)
+        if m:
+            out[key] = m[1] if m[1] is not None else m[2]
+    return out
+
+
+# -- children ----------------------------------------------------------------------------------------
+
+def _spawn_probe(kind: str) -> subprocess.Popen:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
+            "from probes.device import main; sys.exit(main(sys.argv[2:]))")
+    paths = [here] + [p for p in sys.path if p and os.path.isdir(p)]
+    # -S: skip site processing (.pth files), the paths are given; saves ~40 ms per child.
+    return subprocess.Popen([sys.executable, "-S", "-c", code, json.dumps(paths), kind],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+
+def _spawn(argv: list[str]) -> subprocess.Popen | dict:
+    try:
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    except OSError as e:
+        return {"error": f"{argv[0]}: {e.strerror or e}"}
+
+
+def _finish(p, deadline: float) -> tuple[str, dict]:
+    """(output, status) of a child; on timeout its process is killed and status says so."""
+    if isinstance(p, dict):
+        return "", p
+    try:
+        out, err = p.communicate(timeout=max(0.01, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        return "", {"error": f"timed out after {p.args[0] if isinstance(p.args, list) else p.args} "
+                             f"did not answer", "timeout": True}
+    status = {} if p.returncode == 0 else {"returncode": p.returncode}
+    if err:
+        status["stderr"] = err.decode(errors="replace")[-2000:]
+    return out.decode(errors="replace"), status
+
+
+def _probe_result(p, deadline: float, kind: str) -> dict:
+    out, status = _finish(p, deadline)
+    if status.get("timeout"):
+        return {"error": f"the {kind} probe did not answer within its timeout (a hung driver?)", "timeout": True}
+    try:
+        data = json.loads(out)
+    except ValueError:
+        data = {"error": f"the {kind} probe crashed (exit {status.get('returncode')})",
+                "stderr": status.get("stderr", "")[-500:]}
+    return data
+
+
+# -- toolkits ------------------------------------------------------------------------------------------
+
+def toolkit_candidates(env: dict | None = None) -> list[dict]:
+    """Every nvcc / ptxas / compute-sanitizer on PATH, under CUDA_HOME/CUDA_PATH and the usual prefixes."""
+    env = os.environ if env is None else env
+    found: list[dict] = []
+    seen: set[str] = set()
+
+    def add(path: str, tool: str, via: str, order: int | None):
+        if path in seen or not os.access(path, os.X_OK) or os.path.isdir(path):
+            return
+        seen.add(path)
+        found.append({"tool": tool, "path": path, "realpath": os.path.realpath(path), "via": via, "path_order": order})
+
+    for i, d in enumerate(p for p in env.get("PATH", "").split(os.pathsep) if p):
+        for tool in ("nvcc", "ptxas", "compute-sanitizer"):
+            add(os.path.join(d, tool), tool, "PATH", i)
+    roots = [env[v] for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT") if env.get(v)]
+    for prefix in TOOLKIT_PREFIXES:
+        parent, base = os.path.split(prefix)
+        try:
+            names = sorted(n for n in os.listdir(parent) if n == base or n.startswith(base + "-"))
+        except OSError:
+            names = []
+        roots += [os.path.join(parent, n) for n in names]
+    for r in roots:
+        for tool in ("nvcc", "ptxas", "compute-sanitizer"):
+            add(os.path.join(r, "bin", tool), tool, r, None)
+    return found
+
+
+def _host_compilers(env) -> list[dict]:
+    out = []
+    for tool in ("gcc", "g++", "clang", "clang++"):
+        p = shutil.which(tool, path=env.get("PATH"))
+        if p:
+            out.append({"tool": tool, "path": p, "realpath": os.path.realpath(p), "via": "PATH", "path_order": None})
+    return out
+
+
+def _version_argv(t: dict) -> list[str]:
+    if t["tool"] in ("gcc", "g++"):
+        return [t["path"], "-dumpfullversion"]
+    return [t["path"], "--version"]
+
+
+def parse_tool_version(tool: str, text: str) -> str | None:
+    if tool in ("nvcc", "ptxas", "compute-sanitizer"):
+        m = re.search(r"\bV(\d+\.\d+\.\d+)", text) or re.search(r"release (\d+\.\d+)", text) \
+            or re.search(r"Version (\d{4}\.\d+\.\d+)", text)
+        return m[1] if m else None
+    if tool in ("gcc", "g++"):
+        m = re.match(r"\s*(\d+(?:\.\d+)*)", text)
+        return m[1] if m else None
+    m = re.search(r"version (\d+\.\d+\.\d+)", text)
+    return m[1] if m else None
+
+
+# -- host ---------------------------------------------------------------------------------------------
+
+def cache_dirs(env) -> dict[str, str]:
+    home = os.path.expanduser("~")
+    user = env.get("USER") or "user"
+    return {
+        "triton": env.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "cache"),
+        "torchinductor": env.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join("/tmp", f"torchinductor_{user}"),
+        "cuda_jit": env.get("CUDA_CACHE_PATH") or os.path.join(home, ".nv", "ComputeCache"),
+        "tmp": env.get("TMPDIR") or "/tmp",
+    }
+
+
+def _disk_free(path: str) -> dict:
+    p = path
+    while p and not os.path.exists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    try:
+        u = shutil.disk_usage(p)
+    except OSError as e:
+        return {"path": path, "error": e.strerror}
+    return {"path": path, "checked": p, "free_bytes": u.free, "total_bytes": u.total}
+
+
+def host_info(env) -> dict:
+    h: dict = {"os": platform.system(), "kernel": platform.release(), "machine": platform.machine(),
+               "python": platform.python_version(), "python_executable": sys.executable}
+    try:
+        h["glibc"] = os.confstr("CS_GNU_LIBC_VERSION").split()[-1]
+    except (ValueError, OSError, AttributeError, IndexError):
+        h["glibc"] = None
+    try:
+        with open("/proc/version") as f:
+            h["wsl"] = "microsoft" in f.read().lower()
+    except OSError:
+        pass
+    try:
+        with open("/etc/os-release") as f:
+            m = re.search(r'^PRETTY_NAME="?([^"\n]*)', f.read(), re.M)
+            h["distro"] = m[1] if m else None
+    except OSError:
+        pass
+    cpu = {"logical_cores": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.*)$", f.read(65536), re.M)
+            cpu["model"] = m[1].strip() if m else platform.processor()
+    except OSError:
+        cpu["model"] = platform.processor()
+    h["cpu"] = cpu
+    try:
+        import psutil
+
+        vm = psutil.virtual_memory()
+        h["memory"] = {"total_bytes": vm.total, "available_bytes": vm.available}
+    except Exception as e:  # psutil missing or /proc unreadable
+        h["memory"] = {"error": str(e)}
+    h["disk"] = {name: _disk_free(p) for name, p in cache_dirs(env).items()}
+    return h
+
+
+def env_vars(env) -> dict[str, str]:
+    return {k: v for k, v in sorted(env.items())
+            if (k in ENV_NAMES or k.startswith(ENV_PREFIXES)) and not SECRET.search(k)}
+
+
+def _libcuda_loadable() -> tuple[bool, str]:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True, ""
+    except OSError as e:
+        return False, str(e)
+
+
+# -- the whole snapshot -----------------------------------------------------------------------------------
+
+def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float = PROBE_TIMEOUT_S,
+             while_waiting=None, env: dict | None = None) -> dict:
+    """Gather the snapshot. full: always run the cuda-bindings probe (else skipped when libcuda.so.1 cannot
+    even be loaded: the same answer for 0.2 s less). import_frameworks: auto | always | never."""
+    env = dict(os.environ if env is None else env)
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    snap = empty_snapshot()
+    snap["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    probes: dict = {}
+
+    children = {"nvml": _spawn_probe("nvml")}
+    libcuda_ok, libcuda_err = (True, "") if full else _libcuda_loadable()
+    if libcuda_ok:
+        children["cuda"] = _spawn_probe("cuda")
+    smi = shutil.which("nvidia-smi", path=env.get("PATH"))
+    smi_proc = _spawn([smi, "--query-gpu=index,name,driver_version,memory.total",
+                       "--format=csv,noheader"]) if smi else None
+
+    all_pkgs = installed_packages()
+    snap["packages"] = wanted_packages(all_pkgs)
+    torch_meta = all_pkgs.get("torch")
+    torch = dict(torch_static(torch_meta["location"]) if torch_meta else {})
+    if torch_meta:
+        torch.setdefault("version", torch_meta["version"])
+    if torch_meta and (import_frameworks == "always" or (import_frameworks == "auto" and torch.get("cuda"))):
+        children["torch"] = _spawn_probe("torch")
+
+    tools = toolkit_candidates(env) + _host_compilers(env)
+    triton = _triton_static(all_pkgs.get("triton") or all_pkgs.get("pytorch-triton"), env)
+    if triton.get("ptxas"):
+        tools.append({"tool": "ptxas", "path": triton["ptxas"], "realpath": os.path.realpath(triton["ptxas"]),
+                      "via": "triton", "path_order": None})
+    tool_procs = [(t, _spawn(_version_argv(t))) for t in tools]
+
+    snap["host"] = host_info(env)
+    snap["env"] = env_vars(env)
+    if while_waiting:
+        while_waiting()
+
+    tool_deadline = min(deadline, time.monotonic() + TOOL_TIMEOUT_S)
+    for t, p in tool_procs:
+        out, status = _finish(p, tool_deadline)
+        t["version"] = parse_tool_version(t["tool"], out)
+        if t["version"] is None:
+            t["error"] = status.get("error") or (out.strip().splitlines() or ["no version in its output"])[-1][:300]
+        snap["toolkits"].append(t)
+    if triton.get("ptxas"):
+        triton["ptxas_version"] = next((t.get("version") for t in snap["toolkits"] if t["via"] == "triton"), None)
+
+    results = {k: _probe_result(p, deadline, k) for k, p in children.items()}
+    nvml = results.get("nvml", {})
+    cuda = results.get("cuda") or {"skipped": True, "cuinit": {
+        "error": f"libcuda.so.1 cannot be loaded ({libcuda_err}); cuda-bindings not asked", "error_type": "OSError"}}
+    probes["nvml"] = {k: v for k, v in nvml.items() if k not in ("gpus",)}
+    probes["cuda"] = {k: v for k, v in cuda.items() if k != "devices"}
+    if smi_proc is not None:
+        out, status = _finish(smi_proc, min(deadline, time.monotonic() + TOOL_TIMEOUT_S))
+        probes["nvidia_smi"] = {"path": smi, "output": out[-2000:], **status}
+    else:
+        probes["nvidia_smi"] = {"error": "nvidia-smi not on PATH"}
+
+    snap["driver"] = _driver(nvml, cuda)
+    snap["cuda"] = {"driver_api_version": cuda.get("driver_api_version"),
+                    "runtime_linked": cuda.get("runtime", {}).get("runtime_version"),
+                    "device_count": cuda.get("runtime", {}).get("device_count")}
+    snap["gpus"] = merge_gpus(nvml.get("gpus") or [], cuda.get("devices") or [])
+
+    if "torch" in results:
+        tr = results["torch"]
+        probes["torch_import"] = {k: v for k, v in tr.items() if k.endswith("error") or k in ("stage",)}
+        torch.update({k: v for k, v in tr.items() if k in ("version", "cuda", "hip", "arch_list", "cudnn",
+                                                             "is_available", "device_count")})
+        torch["imported"] = True
+    elif torch_meta:
+        torch["imported"] = False
+        if not torch.get("cuda"):
+            torch["arch_list"] = []       # a CPU-only build carries no CUDA arch
+    snap["frameworks"] = _frameworks(snap["packages"], torch if torch_meta else None, triton)
+    probes["elapsed_s"] = round(time.monotonic() - t0, 3)
+    snap["probes"] = probes
+    return snap
+
+
+def _triton_static(meta: dict | None, env) -> dict:
+    if not meta:
+        return {}
+    out = {"version": meta["version"]}
+    ptxas = env.get("TRITON_PTXAS_PATH") or os.path.join(meta["location"], "triton", "backends", "nvidia", "bin", "ptxas")
+    if os.access(ptxas, os.X_OK):
+        out["ptxas"] = ptxas
+    return out
+
+
+def _driver(nvml: dict, cuda: dict) -> dict:
+    d: dict = {}
+    if nvml.get("driver_version"):
+        d["version"] = nvml["driver_version"]
+    if nvml.get("cuda_driver_version"):
+        d["cuda_version"] = nvml["cuda_driver_version"]
+    elif cuda.get("driver_api_version"):
+        d["cuda_version"] = cuda["driver_api_version"]
+    if "error" in nvml and not d.get("version"):
+        d["error"] = nvml["error"]
+        d["error_type"] = nvml.get("error_type")
+    return d
+
+
+def merge_gpus(nvml_gpus: list[dict], cuda_devs: list[dict]) -> list[dict]:
+    """NVML's view of each GPU with the CUDA driver's attributes added (matched by PCI bus id, else order)."""
+    by_bus = {d.get("pci_bus_id"): d for d in cuda_devs if d.get("pci_bus_id")}
+    gpus = []
+    for i, g in enumerate(nvml_gpus):
+        g = dict(g)
+        bus = g.get("pci_bus_id", "")
+        c = next((d for b, d in by_bus.items() if bus and b and bus.endswith(b[-7:])), None)
+        if c is None and i < len(cuda_devs) and not by_bus:
+            c = cuda_devs[i]
+        if c:
+            g["cuda_index"] = c.get("index")
+            for k, v in c.items():
+                if k not in ("index",):
+                    g.setdefault(k, v)
+        gpus.append(g)
+    if not nvml_gpus:          # NVML unavailable but the CUDA driver answered
+        gpus = [dict(d) for d in cuda_devs]
+    return gpus
+
+
+def _frameworks(pkgs: dict, torch: dict | None, triton: dict) -> dict:
+    fw: dict = {}
+    if torch is not None:
+        fw["torch"] = torch
+    if triton:
+        fw["triton"] = triton
+    if "jax" in pkgs or "jaxlib" in pkgs:
+        fw["jax"] = {"version": pkgs.get("jax"), "jaxlib": pkgs.get("jaxlib"),
+                     "plugins": {n: v for n, v in pkgs.items() if n.startswith("jax-cuda") or n.startswith("libtpu")}}
+    for name in ("cuda-bindings", "cuda-python", "neuronx-cc", "torch-neuronx", "torch-xla", "tensorflow"):
+        if name in pkgs:
+            fw[name] = {"version": pkgs[name]}
+    cupy = {n: v for n, v in pkgs.items() if n.startswith("cupy")}
+    if cupy:
+        fw["cupy"] = {"packages": cupy}
+    return fw
