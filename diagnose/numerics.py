@@ -893,6 +893,9 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
         decided = (f"0 of {m['size']} elements exceed {given.source} rtol={given.rtol:g}, atol={given.atol:g}; "
                    f"max {m['ulp_max']:.3g} ULP (median {m['ulp_p50']:.3g}) of {f.name}, "
                    f"‖out-ref‖/‖ref‖ = {m['norm_ratio']:.3g}")
+    if bad.any() and given is rec and not k and findings and findings[0].pattern in ("precision-noise", "grows-with-magnitude"):
+        decided += ("; note: no reduction length given, so the recommended tolerance assumes none: for a matmul "
+                    "or a sum pass --acc and --k")
     return Reading(m, given, rec, findings, verdict, decided)
 
 
