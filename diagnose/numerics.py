@@ -97,7 +97,8 @@ def decode_bits(bits, f: Format | str) -> np.ndarray:
     if f.name == "float16":
         return b.astype(np.uint16).view(np.float16).astype(np.float64)
     if f.name == "bfloat16":      # the top half of a float32
-        return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     if f.name in ("float8_e4m3fn", "float8_e5m2"):
         return _fp8_table(f.name)[b.astype(np.uint8)]
     raise NumericsError(f"{f.name} has no bit-pattern decoding")
@@ -197,7 +198,7 @@ def ulp(x, f: Format | str) -> np.ndarray:
     a = np.abs(np.asarray(x, dtype=np.float64))
     with np.errstate(invalid="ignore"):
         _, e = np.frexp(a)
-    exp = np.maximum(e.astype(np.int64) - 1, f.emin)
+    exp = np.where(a == 0, f.emin, np.maximum(e.astype(np.int64) - 1, f.emin))
     out = np.ldexp(1.0, exp - f.mant)
     return np.where(np.isfinite(a), out, np.nan)
 
