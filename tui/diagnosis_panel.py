@@ -64,7 +64,6 @@ class DiagnosisPanel(VerticalScroll, can_focus=False):
 
     def compose(self):
         t, d = self.task_, self.task_.diagnosis
-        yield Static(self.review_text(), id="review")
         head = Text(end="")
         head.append_text(_section("Root cause"))
         head.append("\n")
@@ -79,6 +78,18 @@ class DiagnosisPanel(VerticalScroll, can_focus=False):
             head.append("\ninput: ", style="bold")
             head.append_text(safe(d.error, "red"))
         yield Static(head, id="root")
+        yield Static(self.review_text(), id="review")
+        if uncertain(d):
+            g = _section("What to check next, in order")
+            for i, q in enumerate(questions(d, t.findings), 1):
+                g.append(f"\n{i}. ", style="bold")
+                g.append_text(safe(q.ask, "bold"))
+                g.append("\n   ")
+                g.append_text(safe(q.why, "italic"))
+                if q.command:
+                    g.append("\n   $ ", style="bold")
+                    g.append_text(safe(q.command, "cyan"))
+            yield Static(g, id="guidance")
         if d.chain:
             yield Static(_section(f"Chain ({len(d.chain)}: Enter jumps to the line)"), classes="title")
             yield ChainList(t, id="chain")
@@ -105,17 +116,6 @@ class DiagnosisPanel(VerticalScroll, can_focus=False):
                 nxt.append_text(safe(cmd, "bold cyan"))
                 nxt.append("\n(y copies the command)", style="dim")
             yield Static(nxt, id="next")
-        if uncertain(d):
-            g = _section("What to check next, in order")
-            for i, q in enumerate(questions(d, t.findings), 1):
-                g.append(f"\n{i}. ", style="bold")
-                g.append_text(safe(q.ask, "bold"))
-                g.append("\n   ")
-                g.append_text(safe(q.why, "italic"))
-                if q.command:
-                    g.append("\n   $ ", style="bold")
-                    g.append_text(safe(q.command, "cyan"))
-            yield Static(g, id="guidance")
         if t.findings or d.env:
             env = _section("Environment")
             for f in t.findings:

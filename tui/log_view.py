@@ -24,12 +24,12 @@ MATCH_STYLE = Style(underline=True, bold=True)
 
 class LogView(ScrollView, can_focus=True):
     BINDINGS = [
-        Binding("n", "evidence(1)", "Next evidence"),
-        Binding("N", "evidence(-1)", "Prev evidence"),
-        Binding("g", "edge(0)", "Top"),
-        Binding("G", "edge(1)", "Bottom"),
-        Binding("greater_than_sign", "match(1)", "Next match"),
-        Binding("less_than_sign", "match(-1)", "Prev match"),
+        Binding("n", "evidence(1)", "Evidence"),
+        Binding("N", "evidence(-1)", "Prev evidence", show=False),
+        Binding("g", "edge(0)", "Top", show=False),
+        Binding("G", "edge(1)", "Bottom", show=False),
+        Binding("greater_than_sign", "match(1)", "Next match", show=False),
+        Binding("less_than_sign", "match(-1)", "Prev match", show=False),
         Binding("up,k", "move(-1)", "Up", show=False),
         Binding("down,j", "move(1)", "Down", show=False),
         Binding("pageup,b", "page(-1)", "Page up", show=False),

@@ -16,12 +16,12 @@ from tui.task_table import TaskTable
 class MainScreen(Screen):
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
-        Binding("escape", "back", "Back out"),
+        Binding("escape", "back", "Back out", show=False),
         Binding("f", "facets", "Facets"),
         Binding("s", "sort_next", "Sort"),
         Binding("S", "sort_reverse", "Reverse", show=False),
         Binding("v", "verdict", "Verdict"),
-        Binding("c", "set_verdict('confirmed')", "Confirm"),
+        Binding("c", "set_verdict('confirmed')", "Confirm", show=False),
         Binding("r", "reclassify", "Reclassify", show=False),
         Binding("e", "set_verdict('needs-rerun')", "Needs rerun", show=False),
         Binding("x", "set_verdict('not-a-failure')", "Not a failure", show=False),
@@ -33,6 +33,7 @@ class MainScreen(Screen):
         super().__init__()
         self.tasks = tasks
         self.session_title = title
+        self._facet_timer = None
 
     def compose(self):
         yield Static(id="top")
@@ -41,7 +42,7 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             yield Facets(id="facets")
             yield TaskTable(self.tasks, id="table")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#filter").display = False
@@ -52,12 +53,24 @@ class MainScreen(Screen):
     def table(self) -> TaskTable:
         return self.query_one(TaskTable)
 
-    def refresh_all(self, keep_id: int | None = None) -> None:
+    def refresh_all(self, keep_id: int | None = None, facets_later: bool = False) -> None:
         t = self.tasks
         self.table.refresh_rows(keep_id)
+        self.update_top()
+        # Typing re-filters the table at once; the facet counts follow when the typing pauses.
+        if self._facet_timer:
+            self._facet_timer.stop()
+            self._facet_timer = None
+        if facets_later:
+            self._facet_timer = self.set_timer(0.25, self.refresh_facets)
+        else:
+            self.refresh_facets()
+
+    def refresh_facets(self) -> None:
+        self._facet_timer = None
+        t = self.tasks
         fam, org = t.facets()
         self.query_one(Facets).show(fam, org, t.family, t.origin)
-        self.update_top()
 
     def update_top(self) -> None:
         t = self.tasks
@@ -86,7 +99,7 @@ class MainScreen(Screen):
             keep = self.table.current.id if self.table.current else None
             self.tasks.text = event.value
             self.tasks.apply()
-            self.refresh_all(keep)
+            self.refresh_all(keep, facets_later=True)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":

@@ -19,14 +19,14 @@ class TaskScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("slash", "search", "Search"),
-        Binding("tab", "switch", "Log/diagnosis"),
+        Binding("tab", "switch", "Chain"),
         Binding("c", "set_verdict('confirmed')", "Confirm"),
         Binding("r", "reclassify", "Reclassify"),
         Binding("e", "set_verdict('needs-rerun')", "Rerun", show=False),
         Binding("x", "set_verdict('not-a-failure')", "Not a failure", show=False),
         Binding("v", "verdict", "Verdict", show=False),
         Binding("m", "note", "Note"),
-        Binding("y", "copy", "Copy command"),
+        Binding("y", "copy", "Copy cmd"),
         Binding("d", "toggle_panel", "Hide/show diagnosis", show=False),
     ]
 
@@ -43,7 +43,7 @@ class TaskScreen(Screen):
                           root=d.root.line if d.root else None, id="log")
             yield DiagnosisPanel(self.task_, id="panel")
         yield Input(placeholder="search the log (Enter: next match, > and < later)", id="search")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#search").display = False
