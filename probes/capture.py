@@ -1,0 +1,304 @@
+"""Run a command the way a careful reviewer would, and keep everything it said: a task bundle.
+
+The child runs in its own process group. Its stdout and stderr are read as they arrive and written at
+once (os.write, no buffering) to output.log (both, in arrival order, raw bytes), stdout.log, stderr.log
+and timeline.tsv (byte offset in output.log, stream, seconds since start, length), so nothing is lost if
+the child or `diagnose` is killed. capture.json says what ran and how it ended; it is written at the
+start with "state": "running" and replaced atomically at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+SCHEMA = "diagnose.capture/1"
+READ_SIZE = 1 << 20
+ENV_KEEP = re.compile(r"^(CUDA_|NVIDIA_|TORCH|PYTORCH_|TRITON_|NCCL_|XLA_|JAX_|LD_LIBRARY_PATH$|PATH$|PYTHON|"
+                      r"OMP_NUM_THREADS$|VIRTUAL_ENV$|CONDA_PREFIX$|NVCC_|CC$|CXX$)")
+SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|AUTH", re.I)
+
+
+def selected_env(env: dict) -> dict:
+    return {k: v for k, v in sorted(env.items()) if ENV_KEEP.match(k) and not SECRET.search(k)}
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, default=str)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+class _TreeMemory:
+    """Peak resident memory of the child and its descendants, sampled (psutil)."""
+
+    def __init__(self, pid: int):
+        self.peak = 0
+        try:
+            import psutil
+
+            self.root = psutil.Process(pid)
+            self.psutil = psutil
+        except Exception:
+            self.root = None
+
+    def sample(self) -> None:
+        if self.root is None:
+            return
+        try:
+            procs = [self.root] + self.root.children(recursive=True)
+        except self.psutil.Error:
+            return
+        total = 0
+        for p in procs:
+            try:
+                total += p.memory_info().rss
+            except self.psutil.Error:
+                pass
+        self.peak = max(self.peak, total)
+
+
+def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, kill_grace: float = 5.0,
+                extra_env: dict | None = None, echo: bool = True, snapshot_fn=None, label: str = "") -> dict:
+    """Run argv, stream and record its output under out_dir; return the capture (also in capture.json)."""
+    os.makedirs(out_dir, exist_ok=True)
+    env = dict(os.environ)
+    env.update(extra_env or {})
+    paths = {name: os.path.join(out_dir, f"{name}.log") for name in ("output", "stdout", "stderr")}
+    paths["timeline"] = os.path.join(out_dir, "timeline.tsv")
+    cap: dict = {
+        "schema": SCHEMA, "label": label, "state": "running", "command": list(argv), "cwd": os.getcwd(),
+        "env": selected_env(env), "env_added": dict(extra_env or {}), "pid": None,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "timeout_s": timeout,
+        "artefacts": {k: os.path.basename(v) for k, v in paths.items()},
+    }
+    cap_path = os.path.join(out_dir, "capture.json")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    fds = {k: os.open(p, flags, 0o644) for k, p in paths.items()}
+    os.write(fds["timeline"], b"offset\tstream\tseconds\tbytes\n")
+
+    snap_thread = None
+    snap_box: dict = {}
+    if snapshot_fn is not None:      # the snapshot's probes run while the command does
+        snap_thread = threading.Thread(target=lambda: snap_box.update(snap=snapshot_fn()), daemon=True)
+        snap_thread.start()
+
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                start_new_session=True)
+    except OSError as e:
+        for fd in fds.values():
+            os.close(fd)
+        cap.update(state="failed-to-start", error=f"{argv[0]}: {e.strerror or e}", exit_code=127,
+                   ended=time.strftime("%Y-%m-%dT%H:%M:%S%z"), wall_s=0.0)
+        _write_json(cap_path, cap)
+        return cap
+    cap["pid"] = proc.pid
+    _write_json(cap_path, cap)
+
+    mem = _TreeMemory(proc.pid)
+    mem.sample()
+    sel = selectors.DefaultSelector()
+    streams = {proc.stdout.fileno(): ("stdout", 1), proc.stderr.fileno(): ("stderr", 2)}
+    for fd in streams:
+        os.set_blocking(fd, False)
+        try:       # a 1 MiB pipe: fewer wake-ups when the child prints a lot (Linux F_SETPIPE_SZ)
+            import fcntl
+
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), READ_SIZE)
+        except (OSError, ImportError):
+            pass
+        sel.register(fd, selectors.EVENT_READ)
+    offset, sizes = 0, {"stdout": 0, "stderr": 0}
+    status, rusage = None, None
+    timed_out = interrupted = False
+    term_at = kill_at = drain_until = None
+    deadline = t0 + timeout if timeout else None
+    last_sample = 0.0
+
+    def kill_group(sig) -> None:
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    old_handlers = {}
+
+    def on_signal(signum, frame):   # Ctrl-C or a kill of `diagnose`: stop the whole group, then report
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            old_handlers[s] = signal.signal(s, on_signal)
+    loop_done = False
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            try:
+                if deadline and not timed_out and now >= deadline:
+                    timed_out, term_at = True, now
+                    kill_group(signal.SIGTERM)
+                    kill_at = now + kill_grace
+                if kill_at and now >= kill_at:
+                    kill_group(signal.SIGKILL)
+                    kill_at = None
+                    drain_until = now + 2.0
+                if drain_until and now >= drain_until:
+                    break       # grandchildren may still hold the pipes open
+                waits = [x for x in (deadline if not timed_out else None, kill_at, drain_until) if x]
+                wait = min([0.1] + [max(0.0, x - now) for x in waits])
+                for key, _ in sel.select(wait):
+                    fd = key.fd
+                    try:
+                        data = os.read(fd, READ_SIZE)
+                    except BlockingIOError:
+                        continue
+                    name, term_fd = streams[fd]
+                    if not data:
+                        sel.unregister(fd)
+                        continue
+                    os.write(fds["output"], data)
+                    os.write(fds[name], data)
+                    os.write(fds["timeline"], f"{offset}\t{name}\t{time.monotonic() - t0:.6f}\t{len(data)}\n".encode())
+                    offset += len(data)
+                    sizes[name] += len(data)
+                    if echo:
+                        try:
+                            os.write(term_fd, data)
+                        except OSError:
+                            echo = False       # the terminal went away; keep recording
+                if status is None:
+                    pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
+                    if pid:
+                        status, rusage = st, ru
+                        if not drain_until:
+                            drain_until = time.monotonic() + 2.0
+                if time.monotonic() - last_sample >= 0.1:
+                    mem.sample()
+                    last_sample = time.monotonic()
+            except KeyboardInterrupt:
+                if not interrupted:
+                    interrupted = True
+                    kill_group(signal.SIGTERM)
+                    kill_at = time.monotonic() + min(kill_grace, 2.0)
+                    deadline = None
+        loop_done = True
+    finally:
+        for s, h in old_handlers.items():
+            signal.signal(s, h)
+        if status is None:
+            if timed_out or interrupted or not loop_done:
+                interrupted = interrupted or not loop_done
+                kill_group(signal.SIGKILL)
+            _, status, rusage = os.wait4(proc.pid, 0)
+        if timed_out or interrupted:
+            kill_group(signal.SIGKILL)     # whatever of the group is left
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        for f in (proc.stdout, proc.stderr):
+            f.close()
+        for fd in fds.values():
+            os.close(fd)
+    wall = time.monotonic() - t0
+    rc = proc.returncode
+    cap.update(state="timed-out" if timed_out else "interrupted" if interrupted else "exited",
+               ended=time.strftime("%Y-%m-%dT%H:%M:%S%z"), wall_s=round(wall, 3),
+               exit_code=rc if rc >= 0 else None, signal=signal.Signals(-rc).name if rc < 0 else None,
+               exit_status=rc if rc >= 0 else 128 - rc, timed_out=timed_out, interrupted=interrupted,
+               bytes={"output": offset, **sizes},
+               # The sampled sum over the process tree; getrusage's ru_maxrss is the largest single process
+               # and, for a tiny command, can be the pages it shared with `diagnose` right after the fork.
+               peak_rss_bytes=mem.peak or ((rusage.ru_maxrss * 1024) if rusage else 0),
+               peak_rss_source="psutil tree samples every 0.1 s" if mem.peak else "getrusage ru_maxrss",
+               peak_rss_max_process_bytes=(rusage.ru_maxrss * 1024) if rusage else None,
+               cpu_s={"user": round(rusage.ru_utime, 3), "system": round(rusage.ru_stime, 3)} if rusage else None)
+    if term_at:
+        cap["timeout_killed_after_s"] = round(term_at - t0, 3)
+
+    compile_facts = scan_compile_output(paths["output"])
+    if compile_facts["lines"]:
+        with open(os.path.join(out_dir, "compile.log"), "wb") as f:
+            f.write(b"".join(line + b"\n" for line in compile_facts.pop("lines")))
+        cap["artefacts"]["compile_log"] = "compile.log"
+        _write_json(os.path.join(out_dir, "compile_facts.json"), compile_facts)
+        cap["artefacts"]["compile_facts"] = "compile_facts.json"
+    if snap_thread is not None:
+        snap_thread.join(timeout=30)
+        if "snap" in snap_box:
+            _write_json(os.path.join(out_dir, "env.json"), snap_box["snap"])
+            cap["artefacts"]["env"] = "env.json"
+    _write_json(cap_path, cap)
+    return cap
+
+
+# -- compiler diagnostics ----------------------------------------------------------------------------
+
+_COMPILER_WORDS = re.compile(rb"ptxas|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
+_KEYWORDS = (b"ptxas", b"nvcc", b"nvlink", b"cicc", b".cu", b"CompilationError", b"LLVM ERROR")
+_PTXAS_FN = re.compile(rb"ptxas info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
+                       rb"(?: for '(sm_\w+)')?")
+_PTXAS_USED = re.compile(rb"ptxas info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+_NUM = {"stack_frame_bytes": rb"(\d+) bytes stack frame", "spill_stores_bytes": rb"(\d+) bytes spill stores",
+        "spill_loads_bytes": rb"(\d+) bytes spill loads", "smem_bytes": rb"(\d+) bytes smem",
+        "cmem0_bytes": rb"(\d+) bytes cmem\[0\]"}
+_TOO_MUCH_SMEM = re.compile(rb"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)")
+MAX_COMPILE_LINES = 20000
+
+
+def scan_compile_output(path: str) -> dict:
+    """The compiler's own lines from a log, and ptxas -v resource usage per function as facts."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return {"lines": [], "functions": []}
+    lines: list[bytes] = []
+    if not any(k in data for k in _KEYWORDS):      # memchr-speed: most logs have no compiler output
+        return {"lines": lines, "functions": [], "facts": {}}
+    seen_start = -1
+    for m in _COMPILER_WORDS.finditer(data):
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        if start <= seen_start:
+            continue
+        end = data.find(b"\n", m.end())
+        end = len(data) if end < 0 else end
+        seen_start = start
+        lines.append(data[start:end][:4000])
+        if len(lines) >= MAX_COMPILE_LINES:
+            break
+    functions: list[dict] = []
+    current: dict | None = None
+    facts: dict = {}
+    for line in lines:
+        m = _PTXAS_FN.search(line)
+        if m:
+            name = m[1].decode(errors="replace")
+            if current is None or current.get("function") != name:
+                current = {"function": name}
+                functions.append(current)
+            if m[2]:
+                current["arch"] = m[2].decode()
+        if current is not None:
+            for key, pat in _NUM.items():
+                mm = re.search(pat, line)
+                if mm:
+                    current[key] = int(mm[1])
+            mu = _PTXAS_USED.search(line)
+            if mu:
+                current["registers"] = int(mu[1])
+        ms = _TOO_MUCH_SMEM.search(line)
+        if ms:
+            facts.update(shared_memory_requested_bytes=int(ms[1], 16), shared_memory_limit_bytes=int(ms[2], 16))
+    if functions:
+        facts["max_registers"] = max(f.get("registers", 0) for f in functions)
+        facts["spilling_functions"] = [f["function"] for f in functions
+                                       if f.get("spill_stores_bytes") or f.get("spill_loads_bytes")]
+    return {"lines": lines, "functions": functions, "facts": facts}
