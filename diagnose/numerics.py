@@ -642,9 +642,9 @@ def _name_factor(s: float) -> str:
         if s > 0 and abs(lg - round(lg)) < 1e-3:
             k = round(lg)
             extra = ""
-            if k < 0 and (-2 * k) <= 20:
+            if k <= -2 and (-2 * k) <= 20:
                 extra = f" = 1/sqrt({2 ** (-2 * k)})"
-            elif k > 0 and 2 * k <= 20:
+            elif 2 <= k and 2 * k <= 20:
                 extra = f" = sqrt({2 ** (2 * k)})"
             return f"2^{k}{extra}"
         if s > 0:
