@@ -140,8 +140,8 @@ class TaskTable(ScrollView, can_focus=True):
             text.append(value.ljust(width) + " ", style)
         segments = list(text.render(self.app.console))
         strip = Strip(segments, text.cell_len)
-        return strip.crop_extend(0, self.size.width, base).apply_style(base) if base else \
-            strip.crop_extend(0, self.size.width, None)
+        strip = strip.crop_extend(0, self.size.width, self.rich_style)
+        return strip.apply_style(self.rich_style + base) if base else strip.apply_style(self.rich_style)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -154,7 +154,7 @@ class TaskTable(ScrollView, can_focus=True):
         index = self.scroll_offset.y + y - 1
         rows = self.tasks.visible
         if index >= len(rows):
-            return Strip.blank(width)
+            return Strip.blank(width, self.rich_style)
         row = rows[index]
         tagged = row.id in self.tasks.tagged
         shown = self.tasks.shown_path.get(row.id, row.path)
