@@ -47,13 +47,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:       # `diagnose ... | head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # signature files are user input: name the file, no traceback
         if type(e).__name__ == "SignatureError":
             print(f"diagnose {args.command}: {e}", file=sys.stderr)
             return 2
         raise
-    except BrokenPipeError:
-        return 0
 
 
 def entry() -> None:

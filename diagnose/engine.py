@@ -131,7 +131,7 @@ def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> li
 def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match]) -> Diagnosis:
     hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None]
     d.chain = _chain(None, matches)
-    if scan.error and not scan.lines:
+    if scan.error and not scan.bytes:
         d.family, d.confidence, d.title = "unknown", 0.0, "input could not be read"
         d.fix = "Check the file: " + scan.error
         return d

@@ -42,7 +42,7 @@ class Diagnosis:
     frameworks: list[str] = field(default_factory=list)
     evidence: list[Line] = field(default_factory=list)   # every line worth reading, root included
     env: list[str] = field(default_factory=list)          # what the environment snapshot added
-    lines: int = 0
+    lines: int | None = None                              # total lines, when counted (gz, stdin)
     bytes: int = 0
     error: str | None = None                              # the input could not be read in full
 

@@ -36,9 +36,13 @@ def check_signature(sig: Signature, matcher) -> list[Problem]:
         if not own:
             problems.append(Problem(sig.id, sig.file, f"example does not match: {ex.line!r}"))
             continue
-        for msg in _facts_differ(ex.facts, own[0].facts):
+        merged: dict = {}
+        for m in own:                     # several patterns of one signature may hit the line
+            for k, v in m.facts.items():
+                merged.setdefault(k, v)
+        for msg in _facts_differ(ex.facts, merged):
             problems.append(Problem(sig.id, sig.file, f"{msg} in {ex.line!r}"))
-        if sig.role != "benign" and not own[0].demoted:
+        if sig.role != "benign" and not all(m.demoted for m in own):
             d = decide(scan, "<example>")
             if d.family != sig.family:
                 problems.append(Problem(sig.id, sig.file,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from signatures.facts import normalise as normalise_fact
+from signatures.literals import required_literals
 from signatures.model import Match, Signature
 from signatures.normalise import line_level, normalise_chunk
 
@@ -40,7 +41,7 @@ HINTS = {
 class ScanResult:
     matches: list[Match] = field(default_factory=list)
     hints: list[tuple[str, int, str]] = field(default_factory=list)   # (kind, line, text)
-    lines: int = 0
+    lines: int | None = None   # counted only for streams that cannot be re-read (gz, stdin)
     bytes: int = 0
     error: str | None = None
 
@@ -50,14 +51,30 @@ def _cache_dir() -> Path:
     return Path(base) / "diagnose"
 
 
-class _HyperscanGate:
-    """All patterns in one hyperscan block database; each reported at most once per chunk."""
+def hs_literal(text: str) -> bytes:
+    """A literal as a hyperscan expression: metacharacters escaped, non-ASCII as \\xHH bytes."""
+    out = []
+    for b in text.encode("utf-8"):
+        ch = chr(b)
+        if b >= 0x80 or not ch.isprintable():
+            out.append(f"\\x{b:02x}")
+        elif ch in "\\^$.|?*+()[]{}/ #":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out).encode()
 
-    def __init__(self, patterns: list[bytes]):
+
+class _HyperscanGate:
+    """Every pattern's required literals (or the pattern itself when it has none) in one hyperscan
+    block database; each expression reported at most once per chunk."""
+
+    def __init__(self, exprs: list[bytes], flags: list[int], owners: list[int]):
         import hyperscan
 
         self._hs = hyperscan
-        key = hashlib.sha256(b"\0".join(patterns) + hyperscan.__version__.encode()).hexdigest()[:24]
+        self.owners = owners
+        key = hashlib.sha256(b"\0".join(exprs) + repr(flags).encode() + hyperscan.__version__.encode()).hexdigest()[:24]
         cached = _cache_dir() / f"hs-{key}.db"
         self.db = None
         try:
@@ -65,10 +82,10 @@ class _HyperscanGate:
         except Exception:
             self.db = None
         if self.db is None:
-            flags = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+            base = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
             self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            self.db.compile(expressions=patterns, ids=list(range(len(patterns))), elements=len(patterns),
-                            flags=[flags] * len(patterns))
+            self.db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
+                            flags=[base | f for f in flags])
             try:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 tmp = cached.with_suffix(f".{os.getpid()}.tmp")
@@ -81,10 +98,11 @@ class _HyperscanGate:
         except Exception:
             pass
 
-    def __call__(self, buf: bytes) -> list[int]:
+    def __call__(self, buf: bytes) -> set[int]:
         hits: list[int] = []
         self.db.scan(buf, match_event_handler=lambda i, f, t, fl, ctx: hits.append(i))
-        return hits
+        owners = self.owners
+        return {owners[i] for i in hits}
 
     def __getstate__(self):
         return {"blob": self._hs.dumpb(self.db)}
@@ -110,17 +128,31 @@ class _Re2Gate:
             self.set.Add(b"(?m)" + p)
         self.set.Compile()
 
-    def __call__(self, buf: bytes) -> list[int]:
-        return list(self.set.Match(buf))
+    def __call__(self, buf: bytes) -> set[int]:
+        return set(self.set.Match(buf))
 
 
 def _make_gate(patterns: list[bytes]):
+    """(gate, per-pattern hyperscan expressions or None)."""
     if os.environ.get("DIAGNOSE_GATE") != "re2":
         try:
-            return _HyperscanGate(patterns)
+            import hyperscan
         except ImportError:
-            pass
-    return _Re2Gate(patterns)
+            hyperscan = None
+        if hyperscan is not None:
+            per_pattern: list[list[tuple[bytes, int]]] = []
+            for p in patterns:
+                lits = required_literals(p.decode())
+                if lits:
+                    flag = hyperscan.HS_FLAG_CASELESS if lits[1] else 0
+                    per_pattern.append([(hs_literal(t), flag) for t in sorted(lits[0])])
+                else:
+                    per_pattern.append([(p, 0)])
+            exprs = [e for group in per_pattern for e, _ in group]
+            flags = [f for group in per_pattern for _, f in group]
+            owners = [pid for pid, group in enumerate(per_pattern) for _ in group]
+            return _HyperscanGate(exprs, flags, owners), per_pattern
+    return _Re2Gate(patterns), None
 
 
 class Matcher:
@@ -137,8 +169,11 @@ class Matcher:
         for kind, p in HINTS.items():
             raw.append(p.encode())
             self.owners.append((kind, None))
+        self.raw = raw
         self.regexes = [re2.compile(p) for p in raw]
-        self.gate = _make_gate(raw)
+        self.gate, self.gate_exprs = _make_gate(raw)
+        self._singles: dict = {}
+        self._hs = getattr(self.gate, "_hs", None)
 
     # -- reading ------------------------------------------------------------------------------
     @staticmethod
@@ -183,11 +218,13 @@ class Matcher:
         result = ScanResult()
         try:
             with self.open(path) as f:
-                self.scan_stream(f, result)
+                regular = str(path) != "-" and isinstance(f, io.FileIO)
+                self.scan_stream(f, result, path if regular else None)
         except (EOFError, gzip.BadGzipFile, OSError, zlib.error) as e:
             what = "truncated or corrupt gzip" if isinstance(e, (EOFError, gzip.BadGzipFile, zlib.error)) \
                 else type(e).__name__
-            result.error = f"{what}: {e}; classified the first {result.lines} lines" if result.lines else f"{what}: {e}"
+            result.error = (f"{what}: {e}; classified the first {result.bytes} bytes" if result.bytes
+                            else f"{what}: {e}")
         return result
 
     def scan_bytes(self, data: bytes) -> ScanResult:
@@ -195,95 +232,149 @@ class Matcher:
         self.scan_stream(io.BytesIO(data), result)
         return result
 
-    def scan_stream(self, f, result: ScanResult) -> None:
-        tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
-        head: list = []
-        first = True
-        for chunk in self.chunks(f):
-            if first:
-                first = False
-                if b"\0" in chunk[:8192]:
-                    result.error = "binary file (NUL bytes in the first 8 KiB): not a text log"
-                    return
+    def scan_stream(self, f, result: ScanResult, reread_path=None) -> None:
+        """Gate each chunk, then locate and read the hit lines.
+
+        Line numbers need the newline count of every earlier chunk. Counting costs as much as the
+        scan itself, so for a regular file it is deferred: only when a hit lies past the first chunk
+        is the file read again up to that chunk. Streams that cannot be re-read are counted as they go.
+        """
+        pending: list[tuple[int, int, str, int, object]] = []   # (chunk, line in chunk, text, pid, re2 match)
+        counts: list[int] = []
+        for idx, chunk in enumerate(self.chunks(f)):
+            if idx == 0 and b"\0" in chunk[:8192]:
+                result.error = "binary file (NUL bytes in the first 8 KiB): not a text log"
+                return
             result.bytes += len(chunk)
             buf = normalise_chunk(chunk)
-            for pid in set(self.gate(buf)):
-                kind, sig = self.owners[pid]
-                for line_no, text, m in self._lines(pid, buf, result.lines):
-                    if sig is None:
-                        (head if len(head) < TAIL_HINTS else tail).append((kind, line_no, text))
-                        continue
-                    facts = {}
-                    for name, value in m.groupdict().items():
-                        if value is not None:
-                            name = name.decode() if isinstance(name, bytes) else name
-                            facts[name] = normalise_fact(name, value.decode("utf-8", "replace"))
-                    demoted = not sig.in_warnings and line_level(text) is not None
-                    result.matches.append(Match(sig, line_no, text, facts, demoted))
-            result.lines += buf.count(b"\n")
-        seen = set()
-        for h in head + list(tail):
-            if h[1:] not in seen:
-                seen.add(h[1:])
-                result.hints.append(h)
-        result.hints.sort(key=lambda h: h[1])
+            found: list[tuple[int, int, int]] = []
+            for pid in self.gate(buf):
+                found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
+            found.sort()
+            n, pos = 0, 0
+            kept: collections.Counter = collections.Counter()
+            for ls, le, pid in found:
+                if kept[pid] >= MAX_PER_PATTERN and self.owners[pid][1] is not None:
+                    continue
+                n += buf.count(b"\n", pos, ls)
+                pos = ls
+                line = buf[ls:le]
+                regex = self.regexes[pid]
+                m = None
+                # A \r inside a line is a progress bar redrawing it (or a CRLF end): match each segment.
+                for seg in (line.split(b"\r") if b"\r" in line else (line,)):
+                    m = regex.search(seg)
+                    if m is not None:
+                        line = seg
+                        break
+                if m is not None:
+                    kept[pid] += 1
+                    text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+                    pending.append((idx, n + 1, text, pid, m))
+            if reread_path is None:
+                counts.append(buf.count(b"\n"))
+        need = max((p[0] for p in pending), default=0)
+        if need > len(counts):
+            counts = self._recount(reread_path, need)
+        base = [0]
+        for c in counts:
+            base.append(base[-1] + c)
+        if reread_path is None:
+            result.lines = base[-1]
+        self._collect(pending, base, result)
 
-    def _lines(self, pid: int, buf: bytes, line_base: int):
-        """Each line of `buf` on which pattern `pid` matches: (1-based line number, text, re2 match)."""
-        regex = self.regexes[pid]
-        hint = self.owners[pid][1] is None
-        limit = 2000 if hint else MAX_PER_PATTERN
-        found, pos = 0, 0
-        walker = _LineWalker(buf, line_base)
-        while found < limit:
-            hit = walker.next_match(regex, pos)
-            if hit is None:
-                return
-            found += 1
-            pos = hit[3]
-            yield hit[:3]
-        if hint:   # keep the tail: the last traceback is the one that matters
-            pos = max(pos, buf.rfind(b"\n", 0, max(0, len(buf) - (256 << 10))) + 1)
-            while (hit := walker.next_match(regex, pos)) is not None:
-                pos = hit[3]
-                yield hit[:3]
-
-
-class _LineWalker:
-    """Finds matching lines in a buffer, counting newlines incrementally (each byte counted once)."""
-
-    def __init__(self, buf: bytes, line_base: int):
-        self.buf, self.counted_to, self.line_no = buf, 0, line_base
-
-    def next_match(self, regex, pos: int):
-        buf = self.buf
-        while True:
-            m = regex.search(buf, pos)
-            if m is None:
-                return None
-            start = buf.rfind(b"\n", 0, m.start()) + 1
-            end = buf.find(b"\n", start)
-            end = len(buf) if end < 0 else end
-            if m.start() == end and end < len(buf):   # the match began on a newline: take the next line
-                start, end = end + 1, buf.find(b"\n", end + 1)
-                end = len(buf) if end < 0 else end
-            line, pos = buf[start:end], end + 1
-            lm = None
-            # A \r inside a line is a progress bar redrawing it (or a CRLF end): match each segment.
-            for seg in (line.split(b"\r") if b"\r" in line else (line,)):
-                lm = regex.search(seg)
-                if lm is not None:
-                    line = seg
-                    break
-            if lm is None:
+    def _collect(self, pending, base, result: ScanResult) -> None:
+        head: list = []
+        tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
+        for idx, n, text, pid, m in pending:
+            line_no = base[idx] + n
+            kind, sig = self.owners[pid]
+            if sig is None:
+                (head if len(head) < TAIL_HINTS else tail).append((kind, line_no, text))
                 continue
-            if start >= self.counted_to:
-                self.line_no += buf.count(b"\n", self.counted_to, start)
-            else:
-                self.line_no -= buf.count(b"\n", start, self.counted_to)
-            self.counted_to = start
-            text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-            return self.line_no + 1, text, lm, pos
+            facts = {}
+            for name, value in m.groupdict().items():
+                if value is not None:
+                    name = name.decode() if isinstance(name, bytes) else name
+                    facts[name] = normalise_fact(name, value.decode("utf-8", "replace"))
+            demoted = not sig.in_warnings and line_level(text) is not None
+            result.matches.append(Match(sig, line_no, text, facts, demoted))
+        result.matches.sort(key=lambda m: m.line)
+        result.hints = sorted(set(head) | set(tail), key=lambda h: (h[1], h[0]))
+
+    def _recount(self, path, need: int) -> list[int]:
+        counts = []
+        with open(path, "rb", buffering=0) as f:
+            for chunk in self.chunks(f):
+                if len(counts) >= need:
+                    break
+                counts.append(chunk.count(b"\n"))
+        return counts
+
+    def _hit_lines(self, pid: int, buf: bytes) -> list[tuple[int, int]]:
+        """(start, end) offsets of the lines of `buf` where pattern `pid` matches.
+
+        At most MAX_PER_PATTERN lines for a signature; for a generic hint, the first lines and
+        those in the last 256 KiB (the last traceback is the one that matters).
+        """
+        hint = self.owners[pid][1] is None
+        # candidates: lines holding a required literal; re2 confirms them (so ask for more than we keep)
+        cap = (TAIL_HINTS if hint else MAX_PER_PATTERN) * 10
+        lines = self._locate(pid, buf, 0, cap)
+        if hint and len(lines) >= cap:
+            tail_start = buf.rfind(b"\n", 0, max(0, len(buf) - (256 << 10))) + 1
+            if tail_start > lines[-1][0]:
+                lines += self._locate(pid, buf, tail_start, 10**6)
+        return lines
+
+    def _locate(self, pid: int, buf: bytes, start: int, limit: int) -> list[tuple[int, int]]:
+        single = self._single(pid)
+        view = buf if start == 0 else buf[start:]
+        out: list[tuple[int, int]] = []
+        if single is None:                      # re2 fallback: search, then skip to the next line
+            regex, pos = self.regexes[pid], 0
+            while len(out) < limit and (m := regex.search(view, pos)) is not None:
+                end = m.end() - 1 if m.end() > m.start() else m.start()
+                ls = view.rfind(b"\n", 0, end) + 1 if view[end:end + 1] != b"\n" else view.rfind(b"\n", 0, end) + 1
+                le = view.find(b"\n", end)
+                le = len(view) if le < 0 else le
+                out.append((start + ls, start + le))
+                pos = le + 1
+            return out
+        last_end = -1
+
+        def on_match(_id, _from, to, _flags, _ctx):
+            nonlocal last_end
+            end = to - 1 if to > 0 else 0           # the match's last byte
+            if end <= last_end:                      # same line as the previous hit
+                return False
+            ls = view.rfind(b"\n", 0, end) + 1
+            le = view.find(b"\n", end)
+            le = len(view) if le < 0 else le
+            out.append((start + ls, start + le))
+            last_end = le
+            return len(out) >= limit
+
+        try:
+            single.scan(view, match_event_handler=on_match)
+        except self._hs.ScanTerminated:
+            pass
+        return out
+
+    def _single(self, pid: int):
+        """A hyperscan database of one pattern (all matches, not just the first); None without hyperscan."""
+        if self.gate_exprs is None:
+            return None
+        db = self._singles.get(pid)
+        if db is None:
+            hs = self._hs
+            group = self.gate_exprs[pid]
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=[e for e, _ in group], ids=list(range(len(group))), elements=len(group),
+                       flags=[hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY | f for _, f in group])
+            db.scratch = hs.Scratch(db)
+            self._singles[pid] = db
+        return db
 
 
 _default: Matcher | None = None

@@ -63,9 +63,12 @@ def run(args) -> int:
         if args.format == "json":
             print(json.dumps([{"id": s.id, "family": s.family, "patterns": list(s.patterns)} for s in sigs], indent=1))
         else:
+            import re
+
+            # ripgrep joins -f patterns into one alternation: group names must not repeat, so unname them
             for s in sigs:
                 for p in s.patterns:
-                    print(p)
+                    print(re.sub(r"\(\?P<\w+>", "(?:", p))
         return 0
     if args.action == "doc":
         print(render_reference(sigs))
