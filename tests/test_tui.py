@@ -108,7 +108,7 @@ async def test_no_color_keeps_marks(tmp_path, monkeypatch):
     assert app.no_color
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        await pilot.press("slash", *"ima", "enter", "enter")
+        await pilot.press("slash", *"ima.log", "enter", "enter")
         await pilot.pause()
         text = app.screen.query_one(LogView).screen_text()
         assert any(line.lstrip().startswith("5 >") for line in text)      # root marked without colour

@@ -181,11 +181,12 @@ class LogView(ScrollView, can_focus=True):
         if not self.source or not self.line_count:
             if y == 0:
                 msg = Text(self.problem or "(empty log)", style="italic", end="")
-                return Strip(list(msg.render(self.app.console)), msg.cell_len).crop_extend(0, width, self.rich_style)
+                return Strip(list(msg.render(self.app.console)), msg.cell_len).apply_style(self.rich_style).crop_extend(
+                    0, width, self.rich_style)
             return Strip.blank(width, self.rich_style)
         if i >= self.line_count:
             return Strip.blank(width, self.rich_style)
-        strip = self._render(i)
+        strip = self._render(i).apply_style(self.rich_style)    # no segment without a style (NO_COLOR filter)
         if i == self.cursor:
             strip = strip.apply_style(Style(reverse=True) if self.has_focus else Style(underline=True))
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
