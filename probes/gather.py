@@ -105,12 +105,14 @@ def _spawn_probe(kind: str) -> subprocess.Popen:
     paths = [here] + [p for p in sys.path if p and os.path.isdir(p)]
     # -S: skip site processing (.pth files), the paths are given; saves ~40 ms per child.
     return subprocess.Popen([sys.executable, "-S", "-c", code, json.dumps(paths), kind],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
 
 
 def _spawn(argv: list[str]) -> subprocess.Popen | dict:
     try:
-        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)   # a timeout kills the tool and whatever it started
     except OSError as e:
         return {"error": f"{argv[0]}: {e.strerror or e}"}
 
@@ -122,7 +124,10 @@ def _finish(p, deadline: float) -> tuple[str, dict]:
     try:
         out, err = p.communicate(timeout=max(0.01, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        p.kill()
+        try:
+            os.killpg(p.pid, 9)
+        except OSError:
+            p.kill()
         p.communicate()
         return "", {"error": f"timed out after {p.args[0] if isinstance(p.args, list) else p.args} "
                              f"did not answer", "timeout": True}

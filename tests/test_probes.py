@@ -1,0 +1,180 @@
+"""The probes, for real, on this machine: no driver, no GPU; each failure becomes a finding, never a crash."""
+import ctypes
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from probes import device, gather
+from probes.checks import run_checks
+from probes.schema import SCHEMA, SnapshotError, validate
+
+FIX = Path(__file__).parent / "fixtures" / "snapshots"
+DIAGNOSE = [sys.executable, "-m", "diagnose"]
+
+
+def _loadable(name):
+    try:
+        ctypes.CDLL(name)
+        return True
+    except OSError:
+        return False
+
+
+no_driver = pytest.mark.skipif(_loadable("libnvidia-ml.so.1") or _loadable("libcuda.so.1"),
+                               reason="an NVIDIA driver is installed here: the no-driver paths cannot be exercised")
+
+
+@no_driver
+def test_nvml_probe_without_driver_reports_library_not_found():
+    out = device.nvml_probe()
+    assert out["error_type"] == "NVMLError_LibraryNotFound" and out["stage"] == "nvmlInit"
+    assert out["gpus"] == []
+
+
+@no_driver
+def test_cuda_probe_without_driver_cuinit_raises_and_runtime_says_35():
+    pytest.importorskip("cuda.bindings")
+    out = device.cuda_probe()
+    assert out["cuinit"]["error_type"] == "DynamicLibNotFoundError"
+    assert "35" in out["runtime"]["device_count_error"]
+    assert out["devices"] == []
+
+
+@no_driver
+def test_full_snapshot_turns_each_probe_failure_into_a_finding():
+    pytest.importorskip("cuda.bindings")
+    snap = gather.snapshot(full=True)
+    ids = {f["id"]: f for f in run_checks(snap)}
+    assert "NVMLError_LibraryNotFound" in ids["probe.nvml-unavailable"]["message"]
+    assert "DynamicLibNotFoundError" in ids["probe.cuda-driver-unavailable"]["message"]
+    assert "cudaErrorInsufficientDriver (35)" in ids["probe.runtime-insufficient-driver"]["message"]
+    assert snap["gpus"] == [] and snap["driver"]["error"] == "NVML Shared Library Not Found"
+
+
+@no_driver
+def test_default_snapshot_skips_cuda_bindings_when_libcuda_cannot_load_and_says_so():
+    snap = gather.snapshot()
+    assert snap["probes"]["cuda"]["skipped"] is True
+    f = [f for f in run_checks(snap) if f["id"] == "probe.cuda-driver-unavailable"]
+    assert f and "libcuda.so.1" in f[0]["message"]
+
+
+def test_torch_probe_reports_a_cpu_build_or_the_missing_import():
+    out = device.torch_probe()
+    try:
+        import torch
+    except ImportError:
+        assert out["stage"] == "import torch"
+        return
+    assert out["version"] == torch.__version__ and out["cuda"] == torch.version.cuda
+
+
+def test_packages_read_without_importlib_metadata_agree_with_it():
+    pkgs = gather.installed_packages()
+    for name in ("rich", "psutil", "nvidia-ml-py", "pytest"):
+        assert pkgs[name]["version"] == importlib.metadata.version(name), name
+
+
+def test_torch_static_matches_torch_without_importing_it():
+    meta = gather.installed_packages().get("torch")
+    if not meta:
+        pytest.skip("torch is not installed: nothing to read")
+    static = gather.torch_static(meta["location"])
+    assert static["version"] == importlib.metadata.version("torch")
+    code = ("import sys, json; from probes.gather import snapshot; s = snapshot(); "
+            "print(json.dumps({'imported': 'torch' in sys.modules, 'torch': s['frameworks'].get('torch')}))")
+    out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert out["imported"] is False, "gather must not import torch in its own process"
+    assert out["torch"]["version"] == static["version"]
+    if static.get("cuda") is None:
+        assert out["torch"]["arch_list"] == [] and out["torch"]["imported"] is False
+
+
+def test_toolkits_found_with_versions():
+    nvcc = [t for t in gather.toolkit_candidates() if t["tool"] == "nvcc"]
+    if not nvcc:
+        pytest.skip("no nvcc installed here")
+    snap = gather.snapshot()
+    found = [t for t in snap["toolkits"] if t["tool"] == "nvcc"]
+    real = subprocess.run([nvcc[0]["path"], "--version"], capture_output=True, text=True).stdout
+    assert found and found[0]["version"] and f"V{found[0]['version']}" in real
+
+
+def test_parse_tool_versions():
+    assert gather.parse_tool_version("nvcc", "Cuda compilation tools, release 13.0, V13.0.88") == "13.0.88"
+    assert gather.parse_tool_version("gcc", "12.2.0\n") == "12.2.0"
+    assert gather.parse_tool_version("clang", "Debian clang version 14.0.6\n") == "14.0.6"
+
+
+def test_a_hung_nvidia_smi_is_killed_and_becomes_a_finding(tmp_path):
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\nsleep 60\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
+    snap = gather.snapshot(timeout=2.0, env=env)
+    assert snap["probes"]["nvidia_smi"].get("timeout") is True
+    assert snap["probes"]["elapsed_s"] < 10
+    assert any(f["id"] == "probe.timeout" and "nvidia_smi" in f["message"] for f in run_checks(snap))
+
+
+def test_secrets_never_recorded():
+    env = gather.env_vars({"CUDA_HOME": "/usr/local/cuda", "NCCL_API_KEY": "x", "TORCH_HUB_TOKEN": "y", "HOME": "/root"})
+    assert env == {"CUDA_HOME": "/usr/local/cuda"}
+
+
+def test_validate_names_the_file_and_fills_sections():
+    with pytest.raises(SnapshotError, match="f.json"):
+        validate({"gpus": []}, "f.json")
+    with pytest.raises(SnapshotError, match="schema"):
+        validate({"schema": "diagnose.env/9"}, "f.json")
+    assert validate({"schema": SCHEMA}, "f.json")["gpus"] == []
+
+
+# -- the command ------------------------------------------------------------------------------------------
+
+def test_env_json_is_a_valid_snapshot_and_exit_status_follows_errors(tmp_path):
+    r = subprocess.run(DIAGNOSE + ["env", "--json", "-o", str(tmp_path / "s.json")], capture_output=True, text=True)
+    snap = json.loads(r.stdout)
+    assert snap["schema"] == SCHEMA and validate(snap)
+    errors = [f for f in snap["findings"] if f["severity"] == "error"]
+    assert r.returncode == (1 if errors else 0)
+    assert json.loads((tmp_path / "s.json").read_text())["schema"] == SCHEMA
+
+
+def test_env_from_a_recorded_snapshot_judges_that_machine(tmp_path):
+    snap = json.loads((FIX / "h100-healthy.madeup.json").read_text())
+    snap["frameworks"]["torch"].update(version="2.7.0+cpu", cuda=None, arch_list=[])
+    p = tmp_path / "cpu-torch.json"
+    p.write_text(json.dumps(snap))
+    r = subprocess.run(DIAGNOSE + ["env", "--from", str(p)], capture_output=True, text=True,
+                       env=dict(os.environ, COLUMNS="200"))
+    assert r.returncode == 1
+    assert "frameworks.torch-cpu-only" in r.stdout and "H100" in r.stdout
+    ok = subprocess.run(DIAGNOSE + ["env", "--from", str(FIX / "h100-healthy.madeup.json")], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_env_from_a_bad_file_exits_2_naming_it(tmp_path):
+    p = tmp_path / "notes.json"
+    p.write_text('{"hello": 1}')
+    r = subprocess.run(DIAGNOSE + ["env", "--from", str(p)], capture_output=True, text=True)
+    assert r.returncode == 2 and "notes.json" in r.stderr and "diagnose env --json" in r.stderr
+    r = subprocess.run(DIAGNOSE + ["env", "--from", str(tmp_path / "missing.json")], capture_output=True, text=True)
+    assert r.returncode == 2 and "missing.json" in r.stderr
+
+
+def test_recorded_snapshot_of_this_kind_of_machine_still_checks():
+    for p in sorted(FIX.glob("recorded-*.json")):
+        snap = validate(json.loads(p.read_text()), p.name)
+        assert any(f["id"] == "probe.nvml-unavailable" for f in run_checks(snap)), p.name
+
+
+def test_help_does_not_import_the_probes():
+    code = "import sys; from diagnose.cli import build_parser; build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('probes', 'psutil', 'pynvml', 'cuda', 'rich', 'torch')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
