@@ -1,8 +1,9 @@
 """Run a command the way a careful reviewer would, and keep everything it said: a task bundle.
 
 The child runs in its own process group. Its stdout and stderr are read as they arrive and written at
-once (os.write, no buffering) to output.log (both, in arrival order, raw bytes), stdout.log, stderr.log
-and timeline.tsv (byte offset in output.log, stream, seconds since start, length), so nothing is lost if
+once (os.write, no buffering) to stdout.log and stderr.log (raw bytes), to output.log (both merged in
+arrival order, whole lines at a time so line numbers match what the program printed; a partial line
+waits at most 0.5 s) and timeline.tsv (byte offset in output.log, stream, seconds since start, length), so nothing is lost if
 the child or `diagnose` is killed. capture.json says what ran and how it ended; it is written at the
 start with "state": "running" and replaced atomically at the end.
 """
@@ -125,6 +126,31 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
     deadline = t0 + timeout if timeout else None
     last_sample = 0.0
 
+    pending = {"stdout": b"", "stderr": b""}
+    pending_since = {"stdout": 0.0, "stderr": 0.0}
+
+    def emit(name: str, data: bytes) -> None:
+        nonlocal offset
+        os.write(fds["output"], data)
+        os.write(fds["timeline"], f"{offset}\t{name}\t{time.monotonic() - t0:.6f}\t{len(data)}\n".encode())
+        offset += len(data)
+
+    def merge(name: str, data: bytes, final: bool = False) -> None:
+        """output.log gets whole lines, so a stderr line never lands inside a half-written stdout line."""
+        buf = pending[name] + data
+        cut = len(buf) if final or len(buf) > READ_SIZE else buf.rfind(b"\n") + 1
+        if cut:
+            emit(name, buf[:cut])
+        if not pending[name] or cut:
+            pending_since[name] = time.monotonic()
+        pending[name] = buf[cut:]
+
+    def flush_stale(now: float) -> None:
+        # a prompt or progress bar without a newline still reaches output.log within half a second
+        for name in pending:
+            if pending[name] and now - pending_since[name] > 0.5:
+                merge(name, b"", final=True)
+
     def kill_group(sig) -> None:
         try:
             os.killpg(proc.pid, sig)
@@ -165,12 +191,11 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
                     name, term_fd = streams[fd]
                     if not data:
                         sel.unregister(fd)
+                        merge(name, b"", final=True)
                         continue
-                    os.write(fds["output"], data)
                     os.write(fds[name], data)
-                    os.write(fds["timeline"], f"{offset}\t{name}\t{time.monotonic() - t0:.6f}\t{len(data)}\n".encode())
-                    offset += len(data)
                     sizes[name] += len(data)
+                    merge(name, data)
                     if echo:
                         try:
                             os.write(term_fd, data)
@@ -182,6 +207,7 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
                         status, rusage = st, ru
                         if not drain_until:
                             drain_until = time.monotonic() + 2.0
+                flush_stale(time.monotonic())
                 if time.monotonic() - last_sample >= 0.1:
                     mem.sample()
                     last_sample = time.monotonic()
@@ -202,6 +228,9 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
             _, status, rusage = os.wait4(proc.pid, 0)
         if timed_out or interrupted:
             kill_group(signal.SIGKILL)     # whatever of the group is left
+        for name in pending:
+            if pending[name]:
+                merge(name, b"", final=True)
         proc.returncode = os.waitstatus_to_exitcode(status)
         for f in (proc.stdout, proc.stderr):
             f.close()
@@ -223,7 +252,9 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
     if term_at:
         cap["timeout_killed_after_s"] = round(term_at - t0, 3)
 
-    compile_facts = scan_compile_output(paths["output"])
+    # Compilers write diagnostics to stderr (Triton's ptxas log goes to stdout): a huge stdout is not read twice.
+    scan = [paths["stderr"]] + ([paths["stdout"]] if sizes["stdout"] <= STDOUT_SCAN_LIMIT else [])
+    compile_facts = scan_compile_output(*scan)
     if compile_facts["lines"]:
         with open(os.path.join(out_dir, "compile.log"), "wb") as f:
             f.write(b"".join(line + b"\n" for line in compile_facts.pop("lines")))
@@ -241,8 +272,8 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
 
 # -- compiler diagnostics ----------------------------------------------------------------------------
 
-_COMPILER_WORDS = re.compile(rb"ptxas|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
-_KEYWORDS = (b"ptxas", b"nvcc", b"nvlink", b"cicc", b".cu", b"CompilationError", b"LLVM ERROR")
+_COMPILER_WORDS = re.compile(rb"ptxas|bytes stack frame|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
+_KEYWORDS = (b"ptxas", b"bytes stack frame", b"nvcc", b"nvlink", b"cicc", b".cu", b"CompilationError", b"LLVM ERROR")
 _PTXAS_FN = re.compile(rb"ptxas info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
                        rb"(?: for '(sm_\w+)')?")
 _PTXAS_USED = re.compile(rb"ptxas info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
@@ -251,15 +282,18 @@ _NUM = {"stack_frame_bytes": rb"(\d+) bytes stack frame", "spill_stores_bytes": 
         "cmem0_bytes": rb"(\d+) bytes cmem\[0\]"}
 _TOO_MUCH_SMEM = re.compile(rb"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)")
 MAX_COMPILE_LINES = 20000
+STDOUT_SCAN_LIMIT = 16 << 20
 
 
-def scan_compile_output(path: str) -> dict:
-    """The compiler's own lines from a log, and ptxas -v resource usage per function as facts."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return {"lines": [], "functions": []}
+def scan_compile_output(*paths: str) -> dict:
+    """The compiler's own lines from logs, and ptxas -v resource usage per function as facts."""
+    data = b""
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data += f.read() + b"\n"
+        except OSError:
+            pass
     lines: list[bytes] = []
     if not any(k in data for k in _KEYWORDS):      # memchr-speed: most logs have no compiler output
         return {"lines": lines, "functions": [], "facts": {}}
