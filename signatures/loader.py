@@ -30,24 +30,6 @@ def _where(path: Path, sig_id: str | None) -> str:
     return f"{path}: signature {sig_id!r}" if sig_id else f"{path}"
 
 
-def _star_height(parsed, depth=0) -> int:
-    """Nesting depth of unbounded repeats: 2 or more means catastrophic backtracking in `re`."""
-    worst = depth
-    for op, av in parsed:
-        if op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None)):
-            lo, hi, sub = av
-            inner = depth + (1 if hi == sre_parse.MAXREPEAT or hi > 64 else 0)
-            worst = max(worst, _star_height(sub, inner))
-        elif op == sre_parse.SUBPATTERN:
-            worst = max(worst, _star_height(av[-1], depth))
-        elif op == sre_parse.BRANCH:
-            for branch in av[1]:
-                worst = max(worst, _star_height(branch, depth))
-        elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
-            worst = max(worst, _star_height(av[1], depth))
-    return worst
-
-
 def check_pattern(pattern: str) -> str | None:
     """None when the pattern is usable; else what is wrong with it."""
     if len(pattern) > MAX_PATTERN_LEN:
@@ -58,8 +40,8 @@ def check_pattern(pattern: str) -> str | None:
         return f"bad regex: {e}"
     if re.search(r"\(\?<?[=!]|\\[1-9]|\(\?P=", pattern):
         return "lookaround and backreferences are not allowed (the matcher is linear-time: re2/hyperscan)"
-    if _star_height(parsed) >= 2:
-        return "nested unbounded repetition such as (a+)+ or (?:\\w+\\s?)+ can backtrack catastrophically; flatten it"
+    # Nested repeats such as (a+)+ would backtrack catastrophically in Python `re`; the matcher
+    # never runs `re` on log text (hyperscan gate, re2 captures: both linear), so they are allowed.
     if "\n" in pattern or "\\n" in pattern:
         return "patterns match within one line; \\n is not allowed"
     try:
@@ -69,6 +51,25 @@ def check_pattern(pattern: str) -> str | None:
         pass
     except Exception as e:  # re2.error
         return f"re2 rejects it: {e}"
+    return _hyperscan_problem(pattern)
+
+
+def _hyperscan_problem(pattern: str) -> str | None:
+    """A pattern with no required literal goes into the hyperscan gate whole: it must compile there."""
+    from signatures.literals import required_literals
+
+    if required_literals(pattern):
+        return None
+    try:
+        import hyperscan
+    except ImportError:
+        return None
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(expressions=[pattern.encode()], ids=[0], elements=1,
+                   flags=[hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY])
+    except hyperscan.error as e:
+        return f"hyperscan rejects it ({e}); give it a literal of 4+ characters that every match contains"
     return None
 
 
@@ -119,9 +120,16 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
             if name not in groups:
                 raise SignatureError(f"{_where(path, sig_id)}: fix uses {{{name}}} but no pattern captures it")
     examples = []
+    late_no_match: list[str] = []
     for ex in raw.get("match", []):
         if not isinstance(ex, dict) or not isinstance(ex.get("line"), str):
             raise SignatureError(f"{_where(path, sig_id)}: each [[signature.match]] needs a 'line' string")
+        extra = sorted(set(ex) - {"line", "facts", "no_match"})
+        if extra:
+            raise SignatureError(f"{_where(path, sig_id)}: [[signature.match]] has unknown key(s) {', '.join(extra)}")
+        # TOML puts a `no_match = [...]` written after a [[signature.match]] table inside that table:
+        # it still means the signature's counterexamples.
+        late_no_match += list(_as_tuple(ex.get("no_match", []), path, sig_id, "no_match"))
         examples.append(Example(ex["line"], dict(ex.get("facts", {}))))
     if not examples:
         raise SignatureError(f"{_where(path, sig_id)}: needs at least one [[signature.match]] example")
@@ -131,7 +139,8 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         role=raw["role"], priority=raw["priority"], title=raw["title"].strip(), patterns=patterns,
         explanation=_prose(raw["explanation"]), fix=tuple(_prose(f) for f in fixes), next_step=_prose(raw["next_step"]),
         references=_as_tuple(raw.get("references", []), path, sig_id, "references"),
-        examples=tuple(examples), counterexamples=_as_tuple(raw.get("no_match", []), path, sig_id, "no_match"),
+        examples=tuple(examples),
+        counterexamples=_as_tuple(raw.get("no_match", []), path, sig_id, "no_match") + tuple(late_no_match),
         in_warnings=bool(raw.get("in_warnings", False)), file=str(path),
     )
 

@@ -30,6 +30,7 @@ _PREFIX = re.compile(
       | \[\d{4}-\d\d-\d\d[T\s][\d:.,]+[^\]]*\]          # [2024-01-01 10:00:00,123]
       | \[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?:\s+\d\d-\d\d\s[\d:.]+)?(?:\s+[\w.-]+:\d+\])?:?  # vllm / logging
       | [IWEF]\d{4}\s+[\d:.]+\s+\d+\s+[^\]\s]+:\d+\]    # glog / absl  W1210 08:01:33.059000 349 file.py:987]
+      | [IWEF]\s[\w./-]+:\d+\]                          # TF / XLA, after its timestamp:  W tensorflow/x.cc:12]
       | \[[IWEF]\s?[\w.:\s-]*\]                         # torch C++  [W socket.cpp:663]
       | \[\d+/\d+\]                                     # dynamo frame  [0/0]
       | [\w.-]+\s*\|                                    # docker compose  service  |
@@ -39,7 +40,7 @@ _PREFIX = re.compile(
 
 _LEVEL = re.compile(
     r"""^\s*(?:\[rank\d+\]:?\s*|\((?:\w+\s+)?pid=\d+[^)]*\)\s*|\d{4}-\d\d-\d\d[T\s][\d:.,]+\S*\s*|\[\d{4}-[^\]]*\]\s*)*
-        (?:(?P<glog>[IW])\d{4}\s|\[(?P<cpp>[IW])[\s\d]|\[?(?P<word>WARNING|WARN|INFO|DEBUG)\b)""",
+        (?:(?P<glog>[IW])\d{4}\s|(?<=:\s)(?P<tf>[IW])\s\S+:\d+\]|\[(?P<cpp>[IW])[\s\d]|\[?(?P<word>WARNING|WARN|INFO|DEBUG)\b)""",
     re.X,
 )
 _WARNING_TEXT = re.compile(r"\b\w*Warning: |\bwarnings\.warn\(")
@@ -62,7 +63,7 @@ def line_level(line: str) -> str | None:
     """'warning' or 'info' when the line was logged below error level; None otherwise."""
     m = _LEVEL.match(line)
     if m:
-        tag = (m["glog"] or m["cpp"] or m["word"] or "").upper()
+        tag = (m["glog"] or m["tf"] or m["cpp"] or m["word"] or "").upper()
         return "info" if tag in ("I", "INFO", "DEBUG") else "warning"
     if _WARNING_TEXT.search(line):
         return "warning"

@@ -91,14 +91,43 @@ def test_explain_shows_root_fix_and_context(tmp_path):
     assert "oom" in out and "▶" in out and "line two" in out and "tried to allocate 2147483648 B (2 GiB)" in out
 
 
-def test_redos_signature_file_is_refused_with_a_clear_error(tmp_path, logs):
-    bad = (FIX / "cascade.toml").read_text().replace("an illegal memory access was encountered",
-                                                    "RuntimeError: (?P<msg>(?:\\\\w+\\\\s?)+)")
-    (tmp_path / "redos.toml").write_text(bad)
-    r = diagnose("classify", "--signatures", tmp_path / "redos.toml", logs)
+REDOS = """
+family = "illegal-memory-access"
+[[signature]]
+id = "t.redos"
+origin = "kernel-logic"
+frameworks = ["cuda"]
+role = "root"
+priority = 75
+title = "nested repeats"
+patterns = ['RuntimeError: (?P<msg>(?:\\w+\\s?)+)x']
+explanation = "e"
+fix = ["f"]
+next_step = "n"
+[[signature.match]]
+line = "RuntimeError: ab cd x"
+"""
+
+
+def test_redos_prone_signature_runs_in_linear_time(tmp_path):
+    # (?:\w+\s?)+ takes Python `re` hours on the first line; the matcher never uses `re` on log text.
+    (tmp_path / "redos.toml").write_text(REDOS)
+    log = tmp_path / "evil.log"
+    log.write_text("RuntimeError: " + "a" * 5000 + "!\nRuntimeError: ab cd x\n")
+    r = subprocess.run([sys.executable, "-m", "diagnose", "classify", "--format", "jsonl", "--signatures",
+                        str(tmp_path / "redos.toml"), str(log)], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    [x] = rows(r.stdout)
+    assert x["signature"] == "t.redos" and x["root"]["line"] == 2
+
+
+def test_invalid_signature_file_is_refused_with_a_clear_error(tmp_path, logs):
+    bad = (FIX / "cascade.toml").read_text().replace("an illegal memory access was encountered", "(?<=x)illegal")
+    (tmp_path / "bad.toml").write_text(bad)
+    r = diagnose("classify", "--signatures", tmp_path / "bad.toml", logs)
     err = r.stderr.decode()
     assert r.returncode == 2
-    assert "redos.toml" in err and "'t.ima'" in err and "nested unbounded repetition" in err
+    assert "bad.toml" in err and "'t.ima'" in err and "lookaround" in err
 
 
 def test_usage_errors_exit_2(tmp_path):
