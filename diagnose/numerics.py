@@ -825,7 +825,8 @@ class Reading:
 
 
 def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", acc: str | None = None,
-            k: int | None = None, atol: float | None = None, rtol: float | None = None) -> Reading:
+            k: int | None = None, atol: float | None = None, rtol: float | None = None,
+            tol_source: str = "given") -> Reading:
     """Compare `out` (a kernel's result, values in `out_dtype`) with `ref`: measures, findings, verdict."""
     out = np.asarray(out, np.float64)
     ref = np.asarray(ref, np.float64)
@@ -844,7 +845,7 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
         given = Tolerance(rtol if rtol is not None else rec.rtol, atol if atol is not None else rec.atol, "given",
                           "given in part; the rest recommended")
     elif atol is not None:
-        given = Tolerance(rtol, atol, "given", f"given: rtol={rtol:g}, atol={atol:g}")
+        given = Tolerance(rtol, atol, tol_source, f"{tol_source}: rtol={rtol:g}, atol={atol:g}")
     else:
         given = rec
     m = measure(out, ref, f.name, given)

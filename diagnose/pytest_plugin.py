@@ -174,12 +174,14 @@ def _numerics(last: dict):
         ref_dtype = "float64"
     kw = dict(last["kwargs"])
     args = last["args"]
+    source = "the test's"
     if last["kind"] == "numpy":        # assert_allclose(actual, desired, rtol=1e-7, atol=0)
         rtol = kw.get("rtol", args[0] if len(args) > 0 else 1e-7)
         atol = kw.get("atol", args[1] if len(args) > 1 else 0.0)
     else:                              # assert_close: both given, or dtype defaults
         rtol, atol = kw.get("rtol"), kw.get("atol")
         if rtol is None or atol is None:
+            source = "assert_close's default"
             tol = [TORCH_DEFAULTS.get(d, (0.0, 0.0)) for d in (out_dtype, ref_dtype)]
             rtol, atol = max(t[0] for t in tol), max(t[1] for t in tol)
     if out.shape != ref.shape:
@@ -190,6 +192,6 @@ def _numerics(last: dict):
         except ValueError:
             return None
     try:
-        return analyse(out, ref, out_dtype, ref_dtype, atol=float(atol), rtol=float(rtol))
+        return analyse(out, ref, out_dtype, ref_dtype, atol=float(atol), rtol=float(rtol), tol_source=source)
     except NumericsError:
         return None

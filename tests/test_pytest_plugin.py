@@ -61,7 +61,7 @@ def test_enabled_with_p_option(pytester):
     ])
     # numerics reading of the compared arrays: the tail tile, with the deciding numbers
     result.stdout.fnmatch_lines([
-        "*numerics verdict: likely defect: 12 of 300 elements (4.000%) exceed given rtol=1e-06, atol=0*",
+        "*numerics verdict: likely defect: 12 of 300 elements (4.000%) exceed the test's rtol=1e-06, atol=0*",
         "*tail-tile (kernel-logic): errors only in the last partial tile along axis 1: indices 96..99 of 100*",
     ])
 
@@ -127,7 +127,7 @@ def test_nan_poisoned_block():
     result = run(pytester, "-p", "diagnose")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*numerics verdict: likely defect: 1024 of 16384 elements*rtol=1.3e-06, atol=1e-05*",
+        "*numerics verdict: likely defect: 1024 of 16384 elements*exceed assert_close's default rtol=1.3e-06, atol=1e-05*",
         "*uninitialised (kernel-logic): 1024 NaNs fill tile-shaped regions*",
         "*whole-blocks (kernel-logic): errors fill whole 32x32 blocks: 1 of 16 blocks*",
     ])
