@@ -17,7 +17,7 @@ from signatures.normalise import line_level
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
 BENIGN_REACH = 200
-FAILURE_HINTS = ("traceback", "exception", "fatal", "exit", "error")
+FAILURE_HINTS = ("traceback", "frame", "exception", "fatal", "exit", "error")
 
 UNKNOWN_NEXT = (
     "Read the root line and the traceback above it. If it is a CUDA error, re-run with "
@@ -136,13 +136,15 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match]) -> Diagn
         d.fix = "Check the file: " + scan.error
         return d
     if hints:
-        order = {"exception": 0, "fatal": 1, "error": 2, "exit": 3, "traceback": 4}
+        order = {"exception": 0, "fatal": 1, "error": 2, "exit": 3, "traceback": 4, "frame": 5}
         best = min(order[h[0]] for h in hints)
         root = [h for h in hints if order[h[0]] == best][-1]
         d.family, d.confidence = "unknown", 0.5
         d.title = "a failure no signature explains"
         d.root = Line(root[1], root[2])
-        d.evidence = [Line(n, t) for _, n, t in hints][-40:]
+        frames = [h for h in hints if h[0] == "frame"]
+        shown = [h for h in hints if h[0] != "frame"] + frames[-1:]   # the innermost frame, not the whole stack
+        d.evidence = [Line(n, t) for _, n, t in sorted(shown, key=lambda h: h[1])][-40:]
         d.fix = ("No signature explains this failure; the root line is the most likely error "
                  "(last exception, fatal signal or error line).")
         d.next_step = UNKNOWN_NEXT

@@ -153,9 +153,11 @@ def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> No
         console.print(Panel(body, title="evidence (▶ root)", title_align="left"))
 
     if d.chain:
-        t = Table(title="cascade (root → symptoms)", title_justify="left", show_header=True, header_style="bold")
-        for c in ("line", "role", "family", "signature", "text"):
-            t.add_column(c, overflow="ellipsis", no_wrap=(c == "text"), max_width=70 if c == "text" else None)
+        t = Table(title="cascade (root → symptoms)", title_justify="left", show_header=True, header_style="bold",
+                  expand=True)
+        for c in ("line", "role", "family", "signature"):
+            t.add_column(c, no_wrap=True)
+        t.add_column("text", overflow="ellipsis", no_wrap=True, ratio=1, min_width=20)
         for link in d.chain[:20]:
             t.add_row(str(link.line), link.role, link.family, link.signature, Text(visible(link.text.strip())))
         console.print(t)
@@ -163,8 +165,10 @@ def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> No
     parts = []
     if d.facts:
         ft = Table(show_header=False, box=None, padding=(0, 1))
+        from signatures.facts import render
+
         for k, v in d.facts.items():
-            ft.add_row(Text(k, style="cyan"), Text(visible(str(v))))
+            ft.add_row(Text(k, style="cyan"), Text(visible(render(k, v))))
         parts.append(Panel(ft, title="facts", title_align="left"))
     for label, text in (("why", d.explanation), ("fix", d.fix), ("next step", d.next_step)):
         if text:

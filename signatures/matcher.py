@@ -29,7 +29,8 @@ TAIL_HINTS = 40          # generic error lines kept from the end of the log
 
 # Generic failure evidence, for logs no signature explains (family `unknown`) and for `none`.
 HINTS = {
-    "traceback": r"Traceback \(most recent call last\)|^\s*File \"[^\"]+\", line \d+, in ",
+    "traceback": r"Traceback \(most recent call last\)",
+    "frame": r"^\s*File \"[^\"]+\", line \d+, in ",
     "exception": r"(?:^|[\s:\]>])(?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt)(?:\[\w+\])?: ",
     "error": r"(?:^|[\s\]])(?:[Ee]rror|ERROR|FAILED|Failed)(?:\s*\[[\w-]+\])?\s*[:!]",
     "fatal": r"(?i)(?:\bfatal (?:python )?error\b|Segmentation fault|core dumped|\bAborted\b|terminate called after|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL)\b)",
