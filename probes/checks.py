@@ -7,14 +7,12 @@ snapshot recorded on an H200 is judged the same on a laptop (`diagnose env --fro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from probes.schema import SEVERITIES, finding
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     id: str
     section: str
     summary: str
@@ -194,10 +192,10 @@ def _nvml_unavailable(s):
     if not p.get("error") or p.get("timeout"):
         return
     kind = p.get("error_type") or ""
-    if kind == "NVMLError_LibraryNotFound":
+    if kind in ("NVMLError_LibraryNotFound", "LibraryNotLoadable"):
+        how = f"nvmlInit() raised {kind} ({p['error']})" if kind != "LibraryNotLoadable" else p["error"]
         yield ("error" if _expects_gpu(s) else "warning",
-               f"no NVIDIA driver: nvmlInit() raised {kind} ({p['error']}); GPU facts (devices, ECC, clocks) "
-               "are unknown", "On a GPU machine install the NVIDIA driver (check `ls /dev/nvidia*` and "
+               f"no NVIDIA driver: {how}; GPU facts (devices, ECC, clocks) are unknown", "On a GPU machine install the NVIDIA driver (check `ls /dev/nvidia*` and "
                "`ldconfig -p | grep libnvidia-ml`); in a container run it with `--gpus all` / the NVIDIA runtime.")
     elif kind in ("NVMLError_DriverNotLoaded",):
         yield ("error", f"the NVIDIA kernel module is not loaded: {p['error']}",

@@ -260,15 +260,28 @@ def host_info(env) -> dict:
     except OSError:
         cpu["model"] = platform.processor()
     h["cpu"] = cpu
+    h["memory"] = host_memory()
+    h["disk"] = {name: _disk_free(p) for name, p in cache_dirs(env).items()}
+    return h
+
+
+def host_memory() -> dict:
+    """Total and available memory: /proc/meminfo directly on Linux (what psutil reads, without its 50 ms
+    import), psutil elsewhere."""
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+        kib = lambda k: int(info[k].split()[0]) * 1024  # noqa: E731
+        return {"total_bytes": kib("MemTotal"), "available_bytes": kib("MemAvailable")}
+    except (OSError, KeyError, ValueError):
+        pass
     try:
         import psutil
 
         vm = psutil.virtual_memory()
-        h["memory"] = {"total_bytes": vm.total, "available_bytes": vm.available}
-    except Exception as e:  # psutil missing or /proc unreadable
-        h["memory"] = {"error": str(e)}
-    h["disk"] = {name: _disk_free(p) for name, p in cache_dirs(env).items()}
-    return h
+        return {"total_bytes": vm.total, "available_bytes": vm.available}
+    except Exception as e:  # psutil missing or unsupported platform
+        return {"error": str(e)}
 
 
 def env_vars(env) -> dict[str, str]:
@@ -276,11 +289,11 @@ def env_vars(env) -> dict[str, str]:
             if (k in ENV_NAMES or k.startswith(ENV_PREFIXES)) and not SECRET.search(k)}
 
 
-def _libcuda_loadable() -> tuple[bool, str]:
+def _loadable(lib: str) -> tuple[bool, str]:
     import ctypes
 
     try:
-        ctypes.CDLL("libcuda.so.1")
+        ctypes.CDLL(lib)
         return True, ""
     except OSError as e:
         return False, str(e)
@@ -299,8 +312,13 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
     snap["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     probes: dict = {}
 
-    children = {"nvml": _spawn_probe("nvml")}
-    libcuda_ok, libcuda_err = (True, "") if full else _libcuda_loadable()
+    # pynvml and cuda-bindings dlopen libnvidia-ml.so.1 / libcuda.so.1 first; when that fails here
+    # (no driver) their answer is known, and the ~0.1-0.2 s of starting them is skipped unless --full.
+    children = {}
+    nvml_ok, nvml_err = (True, "") if full else _loadable("libnvidia-ml.so.1")
+    if nvml_ok:
+        children["nvml"] = _spawn_probe("nvml")
+    libcuda_ok, libcuda_err = (True, "") if full else _loadable("libcuda.so.1")
     if libcuda_ok:
         children["cuda"] = _spawn_probe("cuda")
     smi = shutil.which("nvidia-smi", path=env.get("PATH"))
@@ -321,7 +339,11 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
     if triton.get("ptxas"):
         tools.append({"tool": "ptxas", "path": triton["ptxas"], "realpath": os.path.realpath(triton["ptxas"]),
                       "via": "triton", "path_order": None})
-    tool_procs = [(t, _spawn(_version_argv(t))) for t in tools]
+    # one `--version` per real file: /usr/local/cuda and /usr/local/cuda-13.0 are usually the same toolkit
+    runs: dict[str, object] = {}
+    for t in tools:
+        if t["realpath"] not in runs:
+            runs[t["realpath"]] = _spawn(_version_argv(t))
 
     snap["host"] = host_info(env)
     snap["env"] = env_vars(env)
@@ -329,8 +351,9 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
         while_waiting()
 
     tool_deadline = min(deadline, time.monotonic() + TOOL_TIMEOUT_S)
-    for t, p in tool_procs:
-        out, status = _finish(p, tool_deadline)
+    answers = {rp: _finish(p, tool_deadline) for rp, p in runs.items()}
+    for t in tools:
+        out, status = answers[t["realpath"]]
         t["version"] = parse_tool_version(t["tool"], out)
         if t["version"] is None:
             t["error"] = status.get("error") or (out.strip().splitlines() or ["no version in its output"])[-1][:300]
@@ -339,7 +362,9 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
         triton["ptxas_version"] = next((t.get("version") for t in snap["toolkits"] if t["via"] == "triton"), None)
 
     results = {k: _probe_result(p, deadline, k) for k, p in children.items()}
-    nvml = results.get("nvml", {})
+    nvml = results.get("nvml") or {"skipped": True, "gpus": [], "stage": "dlopen libnvidia-ml.so.1",
+                                    "error": f"libnvidia-ml.so.1 cannot be loaded ({nvml_err}); pynvml not asked",
+                                    "error_type": "LibraryNotLoadable"}
     cuda = results.get("cuda") or {"skipped": True, "cuinit": {
         "error": f"libcuda.so.1 cannot be loaded ({libcuda_err}); cuda-bindings not asked", "error_type": "OSError"}}
     probes["nvml"] = {k: v for k, v in nvml.items() if k not in ("gpus",)}

@@ -57,11 +57,12 @@ def test_full_snapshot_turns_each_probe_failure_into_a_finding():
 
 
 @no_driver
-def test_default_snapshot_skips_cuda_bindings_when_libcuda_cannot_load_and_says_so():
+def test_default_snapshot_skips_driver_children_when_the_libraries_cannot_load_and_says_so():
     snap = gather.snapshot()
-    assert snap["probes"]["cuda"]["skipped"] is True
-    f = [f for f in run_checks(snap) if f["id"] == "probe.cuda-driver-unavailable"]
-    assert f and "libcuda.so.1" in f[0]["message"]
+    assert snap["probes"]["cuda"]["skipped"] is True and snap["probes"]["nvml"]["skipped"] is True
+    ids = {f["id"]: f for f in run_checks(snap)}
+    assert "libcuda.so.1" in ids["probe.cuda-driver-unavailable"]["message"]
+    assert "libnvidia-ml.so.1" in ids["probe.nvml-unavailable"]["message"]
 
 
 def test_torch_probe_reports_a_cpu_build_or_the_missing_import():
