@@ -73,6 +73,7 @@ def main() -> int:
     py = sys.executable
     has_torch = subprocess.run([py, "-c", "import importlib.util as u; exit(u.find_spec('torch') is None)"]).returncode == 0
 
+    row("python -c pass (interpreter start: shows how loaded the machine is)", [py, "-S", "-c", "pass"])
     print("with torch installed (this virtualenv):" if has_torch else "this virtualenv has no torch:")
     d_human = row("  diagnose env", [py, "-m", "diagnose", "env"])
     d_json = row("  diagnose env --json", [py, "-m", "diagnose", "env", "--json"])

@@ -73,7 +73,6 @@ def run(args) -> int:
     import json
     import os
     import shutil
-    import sys
 
     from diagnose.cli import UsageError
 
@@ -173,6 +172,8 @@ def _say(args, text: str) -> None:
 
 
 def _report(d, cap: dict, out: str, reruns: list) -> None:
+    import os
+
     from rich.console import Console
     from rich.text import Text
 
@@ -192,5 +193,3 @@ def _report(d, cap: dict, out: str, reruns: list) -> None:
     console.print(line)
     report.write_explain(d, console=console, log_path=os.path.join(out, "output.log"))
 
-
-import os  # noqa: E402  (used by _report; kept out of the top for a fast `--help`? os is always loaded)
