@@ -19,7 +19,7 @@ def _call(out: dict, key: str, fn, *args):
     try:
         v = fn(*args)
     except Exception as e:  # every vendor call may fail on some GPU / driver: record, go on
-        out[key + "_error"] = _err(e)["error"]
+        out[key.lstrip("_") + "_error"] = _err(e)["error"]
         return None
     if isinstance(v, bytes):
         v = v.decode(errors="replace")

@@ -179,3 +179,63 @@ def test_help_does_not_import_the_probes():
     code = "import sys; from diagnose.cli import build_parser; build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('probes', 'psutil', 'pynvml', 'cuda', 'rich', 'torch')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- the GPU path, on a stand-in for pynvml (no GPU here): mapping and fail-soft per call ----------------
+
+class _FakeNVML:
+    """Answers like pynvml does on one H100; calls listed in `unsupported` raise as on GPUs that lack them."""
+
+    NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 1, 2, 0
+    NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 0, 1
+
+    class NVMLError_NotSupported(Exception):
+        pass
+
+    def __init__(self, unsupported=()):
+        self.unsupported = set(unsupported)
+
+    def __getattr__(self, name):
+        answers = {
+            "nvmlInit": None, "nvmlShutdown": None, "nvmlSystemGetDriverVersion": "570.124.06",
+            "nvmlSystemGetCudaDriverVersion": 12080, "nvmlSystemGetNVMLVersion": "12.570.124.06",
+            "nvmlDeviceGetCount": 1, "nvmlDeviceGetHandleByIndex": "h0", "nvmlDeviceGetName": "NVIDIA H100 80GB HBM3",
+            "nvmlDeviceGetUUID": "GPU-1234", "nvmlDeviceGetCudaComputeCapability": (9, 0),
+            "nvmlDeviceGetPciInfo": type("Pci", (), {"busId": b"00000000:18:00.0"})(),
+            "nvmlDeviceGetMemoryInfo": type("Mem", (), {"total": 85520809984, "free": 85000000000, "used": 520809984})(),
+            "nvmlDeviceGetEccMode": [1, 1], "nvmlDeviceGetTotalEccErrors": 0, "nvmlDeviceGetMigMode": [0, 0],
+            "nvmlDeviceGetPersistenceMode": 1, "nvmlDeviceGetComputeMode": 0, "nvmlDeviceGetClockInfo": 1980,
+            "nvmlDeviceGetMaxClockInfo": 1980, "nvmlDeviceGetCurrentClocksEventReasons": 0x1 | 0x40,
+            "nvmlDeviceGetCurrPcieLinkGeneration": 5, "nvmlDeviceGetMaxPcieLinkGeneration": 5,
+            "nvmlDeviceGetCurrPcieLinkWidth": 8, "nvmlDeviceGetMaxPcieLinkWidth": 16,
+            "nvmlDeviceGetRetiredPages": [], "nvmlDeviceGetRetiredPagesPendingStatus": 0,
+            "nvmlDeviceGetRemappedRows": (0, 0, 0, 0), "nvmlDeviceGetTemperature": 41, "nvmlDeviceGetPowerUsage": 71500,
+        }
+        if name not in answers:
+            raise AttributeError(name)
+        value = answers[name]
+
+        def call(*args):
+            if name in self.unsupported:
+                raise self.NVMLError_NotSupported("Not Supported")
+            return value
+        return call
+
+
+def test_nvml_gpu_mapping_and_one_failing_call_does_not_lose_the_rest(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", _FakeNVML(unsupported={"nvmlDeviceGetRemappedRows", "nvmlDeviceGetPowerUsage"}))
+    out = device.nvml_probe()
+    assert out["driver_version"] == "570.124.06" and out["cuda_driver_version"] == "12.8"
+    (g,) = out["gpus"]
+    assert g["compute_capability"] == "9.0" and g["pci_bus_id"] == "00000000:18:00.0"
+    assert g["ecc"]["enabled"] is True and g["ecc"]["volatile_uncorrected"] == 0
+    assert g["throttle_reasons"] == ["gpu_idle", "hw_thermal_slowdown"]
+    assert g["pcie"] == {"gen": 5, "gen_max": 5, "width": 8, "width_max": 16}
+    assert g["power_w_error"] == "Not Supported" and g["remapped_rows"] == {"rows_error": "Not Supported"}
+    snap = {"schema": SCHEMA, "gpus": gather.merge_gpus(out["gpus"], [{"index": 0, "pci_bus_id": "00000000:18:00.0",
+                                                                      "sm_count": 132,
+                                                                      "shared_memory_per_block_optin_bytes": 232448}]),
+            "driver": {"version": out["driver_version"], "cuda_version": out["cuda_driver_version"]}}
+    assert snap["gpus"][0]["sm_count"] == 132 and snap["gpus"][0]["shared_memory_per_block_optin_bytes"] == 232448
+    ids = {f["id"] for f in run_checks(validate(snap))}
+    assert {"gpu.throttled", "gpu.pcie-degraded"} <= ids
