@@ -41,11 +41,17 @@ def run(args) -> int:
         except SnapshotError as e:
             raise UsageError(str(e))
     else:
+        import threading
+
+        warm = None
+        if not args.json:      # the report's imports (~0.1 s) overlap the probes' waits on their children
+            warm = threading.Thread(target=_import_rich, daemon=True)
+            warm.start()
         from probes.gather import snapshot
 
-        warm = None if args.json else _import_rich     # overlap the report's imports with the probes
-        snap = snapshot(full=args.full, import_frameworks=args.import_frameworks, timeout=args.timeout,
-                        while_waiting=warm)
+        snap = snapshot(full=args.full, import_frameworks=args.import_frameworks, timeout=args.timeout)
+        if warm:
+            warm.join()
     snap["findings"] = run_checks(snap)
     if args.output:
         try:
@@ -63,6 +69,9 @@ def run(args) -> int:
 def _import_rich():
     import rich.console  # noqa: F401
     import rich.table  # noqa: F401
+    import rich.text  # noqa: F401
+
+    import signatures.normalise  # noqa: F401
 
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
