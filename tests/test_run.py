@@ -78,6 +78,7 @@ def test_ptxas_verbose_resource_usage_becomes_facts(tmp_path):
     cf = json.loads((out / "compile_facts.json").read_text())
     (fn,) = cf["functions"]
     assert fn["function"] == "_Z1kPfPKf" and fn["arch"] == "sm_90" and 0 < fn["registers"] <= 32
+    assert fn["spill_stores_bytes"] > 0 and cf["facts"]["spilling_functions"] == ["_Z1kPfPKf"]   # 24 registers spill
     assert json.loads((out / "capture.json").read_text())["env_added"]["NVCC_APPEND_FLAGS"].endswith("-Xptxas -v")
 
 
