@@ -274,9 +274,9 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
 
 _COMPILER_WORDS = re.compile(rb"ptxas|bytes stack frame|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
 _KEYWORDS = (b"ptxas", b"bytes stack frame", b"nvcc", b"nvlink", b"cicc", b".cu", b"CompilationError", b"LLVM ERROR")
-_PTXAS_FN = re.compile(rb"ptxas info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
+_PTXAS_FN = re.compile(rb"ptxas(?:-\w+)? info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
                        rb"(?: for '(sm_\w+)')?")
-_PTXAS_USED = re.compile(rb"ptxas info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+_PTXAS_USED = re.compile(rb"ptxas(?:-\w+)? info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
 _NUM = {"stack_frame_bytes": rb"(\d+) bytes stack frame", "spill_stores_bytes": rb"(\d+) bytes spill stores",
         "spill_loads_bytes": rb"(\d+) bytes spill loads", "smem_bytes": rb"(\d+) bytes smem",
         "cmem0_bytes": rb"(\d+) bytes cmem\[0\]"}

@@ -211,3 +211,17 @@ def test_compile_scan_parses_ptxas_info(tmp_path):
     assert fn["stack_frame_bytes"] == 48 and fn["spill_stores_bytes"] == 40 and fn["spill_loads_bytes"] == 40
     assert got["facts"]["spilling_functions"] == ["_Z3fooPf"]
     assert got["facts"]["max_registers"] == 24
+
+
+def test_triton_compile_with_ptxas_verbose_keeps_resource_usage(tmp_path):
+    pytest.importorskip("triton", reason="triton is not installed: the Triton compile capture is skipped")
+    out = tmp_path / "bundle"
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"))      # a cold cache: ptxas really runs
+    r = subprocess.run(DIAGNOSE + ["-q", "--json", "--no-env", "--ptxas-verbose", "--out", str(out), "--",
+                                   sys.executable, str(PROGRAMS / "triton_compile.py")],
+                       capture_output=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads((out / "capture.json").read_text())["env_added"]["TRITON_DUMP_PTXAS_LOG"] == "1"
+    (fn,) = json.loads((out / "compile_facts.json").read_text())["functions"]
+    assert fn["function"] == "add" and fn["arch"].startswith("sm_90") and fn["registers"] > 0
+    assert fn["spill_stores_bytes"] == 0
