@@ -103,8 +103,8 @@ def write_report(snap: dict, console=None, show_info: bool = False, source: str 
         t = Table(show_header=True, header_style="bold", expand=True, show_lines=True)
         t.add_column("", no_wrap=True, width=7)
         t.add_column("check", overflow="fold", ratio=2, min_width=16)
-        t.add_column("what", ratio=3)
-        t.add_column("fix", ratio=2)
+        t.add_column("what", ratio=3, overflow="fold")
+        t.add_column("fix", ratio=2, overflow="fold")
         order = {s: i for i, s in enumerate(SECTIONS)}
         sev = {"error": 0, "warning": 1, "info": 2}
         for f in sorted(shown, key=lambda f: (sev[f["severity"]], order.get(f["section"], 99))):
@@ -154,4 +154,5 @@ def write_report(snap: dict, console=None, show_info: bool = False, source: str 
     el = (snap.get("probes") or {}).get("elapsed_s")
     console.print(facts)
     if el is not None:
-        console.print(Text(f"probed in {el:.2f} s", style="dim"))
+        when = f"recorded {snap.get('created', '?')}, " if source else ""
+        console.print(Text(f"{when}probed in {el:.2f} s", style="dim"))
