@@ -156,24 +156,26 @@ def run_env(work: Path, extra: dict) -> dict:
     return env
 
 
-def run_scenario(s: Scenario, work_root: Path = WORK) -> tuple[str, int]:
+def run_scenario(s: Scenario, work_root: Path = WORK, timeout: float | None = None) -> tuple[str, int]:
     """Run one scenario in a fresh work directory; return its normalised log and exit status."""
+    timeout = int(min(s.timeout, timeout or s.timeout))
     work = work_root / s.id
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     for f in s.files:
         shutil.copy2(s.folder / f, work / Path(f).name)
-    for helper in s.folder.glob("_*.py"):       # shared helpers of a framework folder
-        shutil.copy2(helper, work / helper.name)
+    for helper in s.folder.glob("_*"):          # shared helpers of a framework folder
+        if helper.is_file():
+            shutil.copy2(helper, work / helper.name)
     proc = subprocess.Popen(["bash", "-c", s.command], cwd=work, env=run_env(work, s.env),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        out, _ = proc.communicate(timeout=s.timeout)
+        out, _ = proc.communicate(timeout=timeout)
         rc = proc.returncode
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
-        out += f"\n[corpus.generate: killed after {s.timeout} s]\n".encode()
+        out += f"\n[corpus.generate: killed after {timeout} s]\n".encode()
         rc = -9
     text = normalise(out.decode("utf-8", "replace"), work)
     shutil.rmtree(work, ignore_errors=True)
@@ -261,9 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, tuple[str, int]] = {}
 
     def job(s: Scenario):
-        if args.deadline and time.monotonic() - start > args.deadline:
+        if not args.deadline:
+            return s, run_scenario(s)
+        left = args.deadline - (time.monotonic() - start)
+        if left < 15:
             return s, None
-        return s, run_scenario(s)
+        return s, run_scenario(s, timeout=left)     # never runs past the deadline
 
     LOGS.mkdir(exist_ok=True)
     failures = 0
