@@ -200,7 +200,38 @@ def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis
     d = decide(scan, str(path))
     if d.error and d.family == "none":
         d.family = "unknown"
+    if log is not p and (p / "capture.json").exists():
+        d = apply_capture(d, load_snapshot(p / "capture.json") or {})
     return fuse(d, snapshot) if snapshot else d
+
+
+def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:
+    """What `diagnose run` saw of the process (timeout, signal, exit status) when the log says nothing."""
+    if cap.get("timed_out"):
+        d.env.append(f"the command was killed by the harness after {cap.get('wall_s', '?')} s (--timeout)")
+        if d.family in ("none", "unknown"):
+            d.family, d.origin, d.signature = "timeout-hang", "runtime-assumption", "capture.timeout"
+            d.title = "the command did not finish within its timeout and was killed"
+            d.confidence = 0.8
+            d.fix = ("Find where it waits: a kernel that never terminates (a spin-wait on a flag no block "
+                     "sets, a loop bound read from the wrong argument), a deadlock between ranks, or simply "
+                     "too much work for the timeout.")
+            d.next_step = ("Re-run under `py-spy dump --pid PID` (Python) or attach `cuda-gdb -p PID` while it "
+                           "hangs; for collectives set NCCL_DEBUG=INFO and TORCH_NCCL_ASYNC_ERROR_HANDLING=1.")
+        return d
+    sig, code = cap.get("signal"), cap.get("exit_code")
+    if sig:
+        d.env.append(f"the process was killed by {sig}")
+    elif code not in (None, 0):
+        d.env.append(f"the command exited with status {code}")
+    if d.family == "none" and (sig or code not in (None, 0)):
+        d.family, d.confidence = "unknown", 0.4
+        d.title = f"the command failed ({sig or f'exit status {code}'}) with no error text a signature explains"
+        d.fix = "The log holds no recognisable error; the exit status is the only evidence."
+        d.next_step = ("Re-run with the framework's verbose logging (TORCH_SHOW_CPP_STACKTRACES=1, "
+                       "CUDA_LAUNCH_BLOCKING=1); a SIGKILL with no message is often the host OOM killer: "
+                       "check `dmesg | tail`.")
+    return d
 
 
 def diagnose_text(text: str | bytes, path: str = "<text>", snapshot: dict | None = None) -> Diagnosis:

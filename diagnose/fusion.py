@@ -83,6 +83,15 @@ def fuse(d, snap: dict | None):
                 d.env.append("the single allocation is larger than the whole device: no allocator setting "
                              "can help; shrink the batch/shape or shard the tensor")
 
+    no_driver = not driver.get("version") and "LibraryNotFound" in str(driver.get("error_type", ""))
+    if d.family == "driver-mismatch" and no_driver and not gpus:
+        # CUDA reports "driver version is insufficient" (error 35) even when no driver is installed at all.
+        d.env.append("confirmed: no NVIDIA driver is installed on this machine (NVML library not found); "
+                     "CUDA reports that as an insufficient driver")
+        d.family, d.origin = "missing-library", "environment"
+        d.fix = ("Install the NVIDIA driver (or run on a machine with a GPU); inside a container, start it "
+                 "with the NVIDIA container toolkit (`--gpus all`).")
+        d.confidence = max(d.confidence, 0.9)
     if d.family in ("driver-mismatch", "missing-library") and driver:
         if driver.get("version"):
             d.env.append(f"driver {driver['version']} (supports CUDA up to {driver.get('cuda_version', '?')})")

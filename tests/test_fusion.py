@@ -56,3 +56,27 @@ def test_fuse_is_pure_and_tolerates_missing_keys():
     fuse(d, {"schema": "diagnose.env/1"})
     fuse(d, {"gpus": [{}], "frameworks": {}})
     assert d.to_json() == before
+
+
+def test_insufficient_driver_with_no_driver_at_all_is_missing_library():
+    snap = json.loads((Path(__file__).parent / "fixtures" / "snapshots" /
+                       "recorded-nogpu-cpu-torch-2026-11-30.json").read_text())
+    log = "cudaGetDeviceCount failed: CUDA driver version is insufficient for CUDA runtime version\n"
+    assert diagnose_text(log).family == "driver-mismatch"
+    fused = diagnose_text(log, snapshot=snap)
+    assert fused.family == "missing-library" and any("no NVIDIA driver" in e for e in fused.env)
+    assert diagnose_text(log, snapshot=SNAP).family == "driver-mismatch"   # a machine with a driver and GPUs
+
+
+def test_bundle_capture_timeout_and_signal(tmp_path):
+    from diagnose.engine import diagnose_file
+
+    b = tmp_path / "bundle"
+    b.mkdir()
+    (b / "output.log").write_text("step 1\nstep 2\n")
+    (b / "capture.json").write_text(json.dumps({"timed_out": True, "wall_s": 30.0, "signal": "SIGKILL"}))
+    d = diagnose_file(b)
+    assert d.family == "timeout-hang" and any("30.0 s" in e for e in d.env)
+    (b / "capture.json").write_text(json.dumps({"timed_out": False, "signal": "SIGKILL", "exit_code": None}))
+    d = diagnose_file(b)
+    assert d.family == "unknown" and "SIGKILL" in d.title
