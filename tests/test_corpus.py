@@ -171,3 +171,21 @@ def test_regenerate_needs_tools_it_declares():
         assert generate.missing_tools(SCENARIOS["cuda-syntax-error"]) == ["nvcc"]
     if find_spec("torch") is None:
         assert generate.missing_tools(SCENARIOS["torch-linear-shape-mismatch"]) == ["torch"]
+
+
+def test_gpu_scenarios_are_declared_validly_and_parse():
+    """GPU scenarios cannot run here: their labels are valid, their files exist and parse."""
+    import py_compile
+    import subprocess
+
+    gpu = [s for s in SCENARIOS.values() if s.gpu]
+    assert len(gpu) >= 10
+    for s in gpu:
+        assert s.family in FAMILIES and (s.origin in ORIGINS or s.family == "none"), s.id
+        for f in s.files:
+            path = s.folder / f
+            assert path.is_file(), f"{s.id}: {f} missing"
+            if path.suffix == ".py":
+                py_compile.compile(str(path), doraise=True)
+    for script in [*(CORPUS / "gpu").glob("*.sh"), *(CORPUS / "scenarios" / "gpu").glob("*.sh")]:
+        assert subprocess.run(["bash", "-n", str(script)]).returncode == 0, script
