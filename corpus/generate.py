@@ -124,6 +124,7 @@ _SUBS = [
     (re.compile(r"\b[0-9a-f]{32,64}\b"), "<hash>"),
     (re.compile(r"\b[A-Z2-7]{52}\b"), "<hash>"),        # triton's base32 cache keys
     (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:<port>"),
+    (re.compile(r"\[127\.0\.0\.1\]:\d+"), "[127.0.0.1]:<port>"),     # gloo: "closed by peer [127.0.0.1]:28901"
     (re.compile(r"localhost:\d+"), "localhost:<port>"),
     (re.compile(r"\(pid \d+\)"), "(pid <pid>)"),
 ]
