@@ -65,10 +65,14 @@ def run(args) -> int:
         else:
             import re
 
-            # ripgrep joins -f patterns into one alternation: group names must not repeat, so unname them
+            # ripgrep joins -f patterns into one alternation: group names must not repeat, so unname them;
+            # its fastest setting (--no-unicode) refuses non-ASCII literals: spell them as UTF-8 bytes.
+            def ascii_bytes(ch: str) -> str:
+                return ch if ord(ch) < 128 else "(?-u:" + "".join(f"\\x{b:02x}" for b in ch.encode()) + ")"
+
             for s in sigs:
                 for p in s.patterns:
-                    print(re.sub(r"\(\?P<\w+>", "(?:", p))
+                    print("".join(map(ascii_bytes, re.sub(r"\(\?P<\w+>", "(?:", p))))
         return 0
     if args.action == "doc":
         print(render_reference(sigs))
