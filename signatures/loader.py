@@ -60,6 +60,8 @@ def _hyperscan_problem(pattern: str) -> str | None:
 
     if required_literals(pattern):
         return None
+    if not pattern.isascii():
+        return "a pattern with no required literal must be ASCII (the gate scans bytes); give it a literal of 4+ characters"
     try:
         import hyperscan
     except ImportError:

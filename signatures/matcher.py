@@ -363,16 +363,29 @@ class Matcher:
         return out
 
     def _single(self, pid: int):
-        """A hyperscan database of one pattern (all matches, not just the first); None without hyperscan."""
+        """A hyperscan database that finds every line where pattern `pid` matches; None without hyperscan.
+
+        The gate only proved that a required literal is in the chunk. Finding the lines with the
+        full pattern (all matches, not just the first) keeps Python away from the many lines where a
+        common literal ("config", "loss") appears without the failure; a pattern hyperscan cannot
+        compile whole falls back to its literals, and re2 confirms each line either way.
+        """
         if self.gate_exprs is None:
             return None
         db = self._singles.get(pid)
         if db is None:
             hs = self._hs
-            group = self.gate_exprs[pid]
+            flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
             db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            db.compile(expressions=[e for e, _ in group], ids=list(range(len(group))), elements=len(group),
-                       flags=[hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY | f for _, f in group])
+            try:
+                if not self.raw[pid].isascii():   # bytes mode would split a non-ASCII class into bytes
+                    raise hs.error("non-ASCII pattern")
+                db.compile(expressions=[self.raw[pid]], ids=[0], elements=1, flags=[flags])
+            except hs.error:
+                group = self.gate_exprs[pid]
+                db = hs.Database(mode=hs.HS_MODE_BLOCK)
+                db.compile(expressions=[e for e, _ in group], ids=list(range(len(group))), elements=len(group),
+                           flags=[flags | f for _, f in group])
             db.scratch = hs.Scratch(db)
             self._singles[pid] = db
         return db
