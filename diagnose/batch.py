@@ -56,6 +56,28 @@ def _work(path: str) -> Diagnosis:
         return Diagnosis(path=path, family="unknown", error=f"internal error: {type(e).__name__}: {e}")
 
 
+GROUP_BYTES = 8 << 20
+GROUP_FILES = 64
+
+
+def _groups(files: list[str], sizes: dict[str, int]):
+    """Files (largest first) in groups of about GROUP_BYTES or GROUP_FILES: big files travel alone,
+    small ones together, so no worker is handed most of the bytes at once."""
+    group, size = [], 0
+    for f in files:
+        group.append(f)
+        size += sizes[f]
+        if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def _work_group(paths: list[str]) -> list[Diagnosis]:
+    return [_work(p) for p in paths]
+
+
 def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progress: bool | None = None,
              on_result=None) -> list[Diagnosis]:
     """Diagnose every input; the result is sorted by path whatever `jobs` is."""
@@ -66,7 +88,8 @@ def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progr
     default_matcher()          # build (or load) the database once, before workers fork
     _SNAPSHOT = snapshot
     jobs = jobs or os.cpu_count() or 1
-    files.sort(key=_size, reverse=True)      # largest first keeps the workers busy to the end
+    sizes = {f: _size(f) for f in files}
+    files.sort(key=sizes.__getitem__, reverse=True)      # largest first keeps the workers busy to the end
     if progress is None:
         progress = sys.stderr.isatty() and len(files) > 20
     bar = _progress(len(files)) if progress else None
@@ -79,8 +102,7 @@ def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progr
 
             ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
             pool = ctx.Pool(min(jobs, len(files)))
-            chunk = max(1, min(64, len(files) // (jobs * 8)))
-            it = pool.imap_unordered(_work, files, chunksize=chunk)
+            it = (d for group in pool.imap_unordered(_work_group, _groups(files, sizes), chunksize=1) for d in group)
         for d in it:
             results.append(d)
             if on_result:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from signatures.facts import normalise as normalise_fact
-from signatures.literals import required_literals
+from signatures.literals import BOUNDARY, required_literal_sets
+from signatures.literals import text as literal_text
 from signatures.model import Match, Signature
 from signatures.normalise import line_level, normalise_chunk
 
@@ -25,6 +26,8 @@ CHUNK = 8 << 20          # bytes read at a time
 MAX_LINE = 16 << 20      # a "line" longer than this is cut (a 100 MB line with no newline)
 MAX_PER_PATTERN = 20     # evidence kept per pattern per chunk
 MAX_TEXT = 2000          # characters of a line kept for display
+MULTI_MIN = 1 << 20      # chunks this big locate all gated patterns in one scan
+EXTRAS_MIN = 256 << 10   # chunks this big check a gated pattern's other literals before the second phase
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
 
 # Generic failure evidence, for logs no signature explains (family `unknown`) and for `none`.
@@ -52,10 +55,12 @@ def _cache_dir() -> Path:
     return Path(base) / "diagnose"
 
 
-def hs_literal(text: str) -> bytes:
-    """A literal as a hyperscan expression: metacharacters escaped, non-ASCII as \\xHH bytes."""
-    out = []
-    for b in text.encode("utf-8"):
+def hs_literal(literal: str) -> bytes:
+    """A literal as a hyperscan expression: metacharacters escaped, non-ASCII as \\xHH bytes, its
+    word-boundary marks as \\b."""
+    left, right = literal[:1] == BOUNDARY, literal[-1:] == BOUNDARY
+    out = ["\\b"] if left else []
+    for b in literal_text(literal).encode("utf-8"):
         ch = chr(b)
         if b >= 0x80 or not ch.isprintable():
             out.append(f"\\x{b:02x}")
@@ -63,6 +68,8 @@ def hs_literal(text: str) -> bytes:
             out.append("\\" + ch)
         else:
             out.append(ch)
+    if right:
+        out.append("\\b")
     return "".join(out).encode()
 
 
@@ -74,7 +81,7 @@ class _HyperscanGate:
         import hyperscan
 
         self._hs = hyperscan
-        self.owners = owners
+        self.owners = owners          # expression -> pattern id
         key = hashlib.sha256(b"\0".join(exprs) + repr(flags).encode() + hyperscan.__version__.encode()).hexdigest()[:24]
         cached = _cache_dir() / f"hs-{key}.db"
         self.db = None
@@ -134,7 +141,12 @@ class _Re2Gate:
 
 
 def _make_gate(patterns: list[bytes]):
-    """(gate, per-pattern hyperscan expressions or None)."""
+    """(gate, per-pattern main-literal expressions or None, per-pattern extra literal sets).
+
+    The gate holds each pattern's main literal set (4+ characters) only: short and common extra
+    literals would slow every scan threefold. The extras are checked afterwards, only for the
+    patterns the gate let through.
+    """
     if os.environ.get("DIAGNOSE_GATE") != "re2":
         try:
             import hyperscan
@@ -142,18 +154,22 @@ def _make_gate(patterns: list[bytes]):
             hyperscan = None
         if hyperscan is not None:
             per_pattern: list[list[tuple[bytes, int]]] = []
+            extras: list[tuple[list[frozenset[str]], bool] | None] = []
             for p in patterns:
-                lits = required_literals(p.decode())
-                if lits:
-                    flag = hyperscan.HS_FLAG_CASELESS if lits[1] else 0
-                    per_pattern.append([(hs_literal(t), flag) for t in sorted(lits[0])])
+                found = required_literal_sets(p.decode())
+                if found:
+                    sets, caseless = found
+                    flag = hyperscan.HS_FLAG_CASELESS if caseless else 0
+                    per_pattern.append([(hs_literal(t), flag) for t in sorted(sets[0])])
+                    extras.append((sets[1:], caseless) if len(sets) > 1 else None)
                 else:
                     per_pattern.append([(p, 0)])
+                    extras.append(None)
             exprs = [e for group in per_pattern for e, _ in group]
             flags = [f for group in per_pattern for _, f in group]
             owners = [pid for pid, group in enumerate(per_pattern) for _ in group]
-            return _HyperscanGate(exprs, flags, owners), per_pattern
-    return _Re2Gate(patterns), None
+            return _HyperscanGate(exprs, flags, owners), per_pattern, extras
+    return _Re2Gate(patterns), None, [None] * len(patterns)
 
 
 class Matcher:
@@ -172,8 +188,11 @@ class Matcher:
             self.owners.append((kind, None))
         self.raw = raw
         self.regexes = [re2.compile(p) for p in raw]
-        self.gate, self.gate_exprs = _make_gate(raw)
+        self.gate, self.gate_exprs, self.extras = _make_gate(raw)
+        self._extra_dbs: dict = {}
         self._singles: dict = {}
+        self._together: dict = {}
+        self._whole: dict = {}
         self._hs = getattr(self.gate, "_hs", None)
 
     # -- reading ------------------------------------------------------------------------------
@@ -191,6 +210,18 @@ class Matcher:
     @staticmethod
     def chunks(f):
         """Yield byte chunks that end at a newline (or are cut at MAX_LINE)."""
+        if isinstance(f, io.FileIO):   # the usual small log: one read of its known size, no copies
+            try:
+                size = os.fstat(f.fileno()).st_size
+            except OSError:
+                size = -1
+            if 0 <= size < CHUNK:
+                data = f.read(size + 1)
+                if len(data) <= size and (not data or data.endswith(b"\n")):
+                    if data:
+                        yield data
+                    return
+                f.seek(0)
         carry = b""
         while True:
             block = f.read(CHUNK)
@@ -249,8 +280,12 @@ class Matcher:
             result.bytes += len(chunk)
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
-            for pid in self.gate(buf):
-                found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
+            pids = self._with_extras(self.gate(buf), buf)
+            if len(pids) > 1 and len(buf) >= MULTI_MIN and self.gate_exprs is not None:
+                found = self._hit_lines_together(pids, buf)
+            else:
+                for pid in pids:
+                    found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
             found.sort()
             n, pos = 0, 0
             kept: collections.Counter = collections.Counter()
@@ -327,6 +362,102 @@ class Matcher:
             if tail_start > lines[-1][0]:
                 lines += self._locate(pid, buf, tail_start, 10**6)
         return lines
+
+    def _hit_lines_together(self, pids: set[int], buf: bytes) -> list[tuple[int, int, int]]:
+        """Like _hit_lines for several patterns at once: one scan of a big chunk instead of one each.
+
+        Databases are cached per set of patterns (a big log repeats the same set chunk after chunk);
+        patterns hyperscan cannot take whole go through _hit_lines.
+        """
+        whole = sorted(p for p in pids if self._whole_ok(p))
+        found = [(ls, le, pid) for pid in pids if pid not in whole for ls, le in self._hit_lines(pid, buf)]
+        if not whole:
+            return found
+        key = tuple(whole)
+        db = self._together.get(key)
+        if db is None:
+            hs = self._hs
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=[self.raw[p] for p in whole], ids=list(range(len(whole))), elements=len(whole),
+                       flags=[hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY] * len(whole))
+            db.scratch = hs.Scratch(db)
+            if len(self._together) > 256:
+                self._together.clear()
+            self._together[key] = db
+        last_end = [-1] * len(whole)
+        head: list[list[tuple[int, int]]] = [[] for _ in whole]
+        tails: list[collections.deque] = [collections.deque(maxlen=TAIL_HINTS * 10) for _ in whole]
+        caps = [(TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in whole]
+
+        def on_match(i, _from, to, _flags, _ctx):
+            end = to - 1 if to > 0 else 0
+            if end <= last_end[i]:
+                return False
+            ls = buf.rfind(b"\n", 0, end) + 1
+            le = buf.find(b"\n", end)
+            le = len(buf) if le < 0 else le
+            last_end[i] = le
+            (head[i] if len(head[i]) < caps[i] else tails[i]).append((ls, le))
+            return False
+
+        db.scan(buf, match_event_handler=on_match)
+        for i, pid in enumerate(whole):
+            keep = head[i] + (list(tails[i]) if self.owners[pid][1] is None else [])
+            found += [(ls, le, pid) for ls, le in keep]
+        return found
+
+    def _with_extras(self, pids: set[int], buf: bytes) -> set[int]:
+        """The gated patterns whose other required literal sets are all in the chunk too.
+
+        Worth it only on big chunks, where it saves a full-pattern scan: on a small one the
+        second phase is as cheap as the check.
+        """
+        if len(buf) < EXTRAS_MIN or self._hs is None:
+            return pids
+        memo: dict[str, bool] = {}
+        return {p for p in pids if self.extras[p] is None or self._extras_present(p, buf, memo)}
+
+    def _extras_present(self, pid: int, buf: bytes, memo: dict) -> bool:
+        sets, caseless = self.extras[pid]
+        if not caseless:
+            for lits in sets:
+                ok = False
+                for t in lits:
+                    if t not in memo:
+                        memo[t] = literal_text(t).encode() in buf
+                    if memo[t]:
+                        ok = True
+                        break
+                if not ok:
+                    return False
+            return True
+        db = self._extra_dbs.get(pid)
+        if db is None:
+            hs = self._hs
+            exprs = [(hs_literal(t), k) for k, lits in enumerate(sets) for t in sorted(lits)]
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=[e for e, _ in exprs], ids=[k for _, k in exprs], elements=len(exprs),
+                       flags=[hs.HS_FLAG_CASELESS | hs.HS_FLAG_SINGLEMATCH] * len(exprs))
+            db.scratch = hs.Scratch(db)
+            self._extra_dbs[pid] = db
+        seen: set[int] = set()
+        db.scan(buf, match_event_handler=lambda k, f, t, fl, ctx: seen.add(k))
+        return len(seen) == len(sets)
+
+    def _whole_ok(self, pid: int) -> bool:
+        ok = self._whole.get(pid)
+        if ok is None:
+            ok = self.raw[pid].isascii()
+            if ok:
+                hs = self._hs
+                try:
+                    hs.Database(mode=hs.HS_MODE_BLOCK).compile(
+                        expressions=[self.raw[pid]], ids=[0], elements=1,
+                        flags=[hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY])
+                except hs.error:
+                    ok = False
+            self._whole[pid] = ok
+        return ok
 
     def _locate(self, pid: int, buf: bytes, start: int, limit: int) -> list[tuple[int, int]]:
         single = self._single(pid)
