@@ -83,3 +83,13 @@ def test_not_toml_names_the_file(tmp_path):
     p = _write(tmp_path, "[[signature]\nid=")
     with pytest.raises(SignatureError, match="not valid TOML"):
         load_file(p)
+
+
+def test_reference_page_is_current():
+    """docs/signatures.md is generated (`make signatures-doc`); a signature change must regenerate it."""
+    from pathlib import Path
+
+    from diagnose.commands.signatures import render_reference
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "signatures.md"
+    assert page.read_text() == render_reference(SIGS) + "\n", "run `make signatures-doc` and commit docs/signatures.md"
