@@ -48,7 +48,15 @@ def _chain(root: Match | None, matches: list[Match]) -> list[ChainLink]:
         if key in seen:
             continue
         seen.add(key)
-        role = "root" if m is root else ("demoted" if m.demoted else m.signature.role)
+        if m is root:
+            role = "root"
+        elif m.demoted:
+            role = "demoted"
+        elif m.signature.role == "root":
+            # another line of the root's own family adds detail; a root of another family lost on priority
+            role = "detail" if root is not None and m.signature.family == root.signature.family else "competing"
+        else:
+            role = m.signature.role
         links.append(ChainLink(m.line, m.signature.family, m.signature.id, role, m.text))
     return links[:50]
 
