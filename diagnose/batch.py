@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from diagnose.engine import bundle_log, diagnose_file
+from diagnose.engine import bundle_log, diagnose_file, diagnose_files
 from diagnose.model import Diagnosis
 
 SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules", ".diagnose"}
@@ -75,7 +75,10 @@ def _groups(files: list[str], sizes: dict[str, int]):
 
 
 def _work_group(paths: list[str]) -> list[Diagnosis]:
-    return [_work(p) for p in paths]
+    try:
+        return diagnose_files(paths, _SNAPSHOT)
+    except Exception:            # one bad input must not sink its group: fall back to one at a time
+        return [_work(p) for p in paths]
 
 
 def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progress: bool | None = None,
@@ -95,7 +98,7 @@ def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progr
     bar = _progress(len(files)) if progress else None
     try:
         if jobs <= 1 or len(files) < 4 or "-" in files:
-            it = map(_work, files)
+            it = (d for group in map(_work_group, _groups(files, sizes)) for d in group)
             pool = None
         else:
             import multiprocessing as mp

@@ -6,6 +6,7 @@ and applies `fusion.fuse` when an environment snapshot is available.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -211,6 +212,29 @@ def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis
     if log is not p and (p / "capture.json").exists():
         d = apply_capture(d, load_snapshot(p / "capture.json") or {})
     return fuse(d, snapshot) if snapshot else d
+
+
+def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None) -> list[Diagnosis]:
+    """diagnose_file for many inputs; plain log files are scanned together (Matcher.scan_many)."""
+    from diagnose.fusion import fuse
+
+    matcher = matcher or default_matcher()
+    plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
+    scans = dict(zip(plain, matcher.scan_many(plain)))
+    out = []
+    for p in paths:
+        if p not in scans:
+            out.append(diagnose_file(p, snapshot, matcher))
+            continue
+        scan = scans[p]
+        if scan.error and not scan.bytes and not os.path.exists(p):
+            out.append(Diagnosis(path=p, family="unknown", error="cannot read: no such file"))
+            continue
+        d = decide(scan, p)
+        if d.error and d.family == "none":
+            d.family = "unknown"
+        out.append(fuse(d, snapshot) if snapshot else d)
+    return out
 
 
 def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:

@@ -1,9 +1,8 @@
-"""Required literals of a regex: sets of strings such that every match holds one literal of each set.
+"""Required literals of a regex: a set of strings at least one of which every match holds.
 
-The gate scans for the best set (hyperscan's literal engines run at GB/s for hundreds of them)
+The gate scans for these literals (hyperscan's literal engines run at GB/s for hundreds of them)
 instead of the full patterns (a few hundred MB/s once patterns start with classes or bounded
-repeats); the other sets are checked only for the patterns the gate let through, and the full
-pattern is confirmed with re2 on the few lines that hold them.
+repeats); the full pattern then finds and confirms the lines, only in chunks the gate let through.
 
 A literal that the pattern puts between word boundaries (`\\bnan\\b`) keeps them, marked with
 BOUNDARY at its ends: "inf" alone is in every "INFO" line, `\\binf\\b` is not.
@@ -18,9 +17,8 @@ except ImportError:  # pragma: no cover
     import sre_constants as C
     import sre_parse as P
 
-MIN_LEN = 4          # the gate's main literal (a word-bounded literal of 3 counts as 4)
-MIN_EXTRA_LEN = 3    # further literals every match also holds (checked together: all must be present)
-MAX_SETS = 3
+MIN_LEN = 4          # the gate's literal (a word-bounded literal of 3 counts as 4)
+MIN_EXTRA_LEN = 3    # shortest literal text considered at all
 BOUNDARY = "\x08"    # marks a word boundary at a literal's start or end
 
 # Words on nearly every line of a training or build log: as the gate's main literal they would wake
@@ -128,28 +126,17 @@ def _seq(items, collect: list | None = None) -> frozenset[str] | None:
 
 
 def required_literals(pattern: str) -> tuple[frozenset[str], bool] | None:
-    """(literals, caseless): every match of `pattern` holds one of the literals; or None."""
-    sets = required_literal_sets(pattern)
-    return (sets[0][0], sets[1]) if sets else None
+    """(literals, caseless): every match of `pattern` holds one of the literals; or None.
 
-
-def required_literal_sets(pattern: str) -> tuple[list[frozenset[str]], bool] | None:
-    """Up to MAX_SETS sets of literals, best first; every match holds a literal of EACH set.
-
-    A common main literal ("loss", "config") alone would send many noise lines to the second phase;
-    requiring the other sets too (all present in the chunk) keeps the gate selective.
+    The best set is the rarest-looking one: no common log word, then the heaviest shortest literal.
     """
     try:
         parsed = P.parse(pattern)
     except re.error:
         return None
-    caseless = bool(parsed.state.flags & re.IGNORECASE)
     cands: list[frozenset[str]] = []
     _seq(parsed, cands)
-    good = [c for c in cands if _usable(c, MIN_EXTRA_LEN)]
-    main = [c for c in good if _usable(c, MIN_LEN)]
+    main = [c for c in cands if _usable(c, MIN_LEN)]
     if not main:
         return None
-    best = max(main, key=_quality)
-    extra = sorted((c for c in good if c != best), key=_quality, reverse=True)
-    return [best] + extra[: MAX_SETS - 1], caseless
+    return max(main, key=_quality), bool(parsed.state.flags & re.IGNORECASE)

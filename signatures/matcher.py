@@ -7,17 +7,19 @@ whatever the file size.
 """
 from __future__ import annotations
 
+import bisect
 import collections
 import gzip
 import hashlib
 import io
 import os
+import stat
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from signatures.facts import normalise as normalise_fact
-from signatures.literals import BOUNDARY, required_literal_sets
+from signatures.literals import BOUNDARY, required_literals
 from signatures.literals import text as literal_text
 from signatures.model import Match, Signature
 from signatures.normalise import line_level, normalise_chunk
@@ -26,8 +28,9 @@ CHUNK = 8 << 20          # bytes read at a time
 MAX_LINE = 16 << 20      # a "line" longer than this is cut (a 100 MB line with no newline)
 MAX_PER_PATTERN = 20     # evidence kept per pattern per chunk
 MAX_TEXT = 2000          # characters of a line kept for display
+SMALL_FILE = 1 << 20     # files smaller than this are scanned together (scan_many)
+BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 MULTI_MIN = 1 << 20      # chunks this big locate all gated patterns in one scan
-EXTRAS_MIN = 256 << 10   # chunks this big check a gated pattern's other literals before the second phase
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
 
 # Generic failure evidence, for logs no signature explains (family `unknown`) and for `none`.
@@ -141,11 +144,10 @@ class _Re2Gate:
 
 
 def _make_gate(patterns: list[bytes]):
-    """(gate, per-pattern main-literal expressions or None, per-pattern extra literal sets).
+    """(gate, per-pattern main-literal expressions, or None where hyperscan is missing).
 
-    The gate holds each pattern's main literal set (4+ characters) only: short and common extra
-    literals would slow every scan threefold. The extras are checked afterwards, only for the
-    patterns the gate let through.
+    The gate holds each pattern's best literal set only: adding the other required sets (short,
+    often common) made every scan three times slower, more than the second phase they would save.
     """
     if os.environ.get("DIAGNOSE_GATE") != "re2":
         try:
@@ -154,22 +156,18 @@ def _make_gate(patterns: list[bytes]):
             hyperscan = None
         if hyperscan is not None:
             per_pattern: list[list[tuple[bytes, int]]] = []
-            extras: list[tuple[list[frozenset[str]], bool] | None] = []
             for p in patterns:
-                found = required_literal_sets(p.decode())
+                found = required_literals(p.decode())
                 if found:
-                    sets, caseless = found
-                    flag = hyperscan.HS_FLAG_CASELESS if caseless else 0
-                    per_pattern.append([(hs_literal(t), flag) for t in sorted(sets[0])])
-                    extras.append((sets[1:], caseless) if len(sets) > 1 else None)
+                    flag = hyperscan.HS_FLAG_CASELESS if found[1] else 0
+                    per_pattern.append([(hs_literal(t), flag) for t in sorted(found[0])])
                 else:
                     per_pattern.append([(p, 0)])
-                    extras.append(None)
             exprs = [e for group in per_pattern for e, _ in group]
             flags = [f for group in per_pattern for _, f in group]
             owners = [pid for pid, group in enumerate(per_pattern) for _ in group]
-            return _HyperscanGate(exprs, flags, owners), per_pattern, extras
-    return _Re2Gate(patterns), None, [None] * len(patterns)
+            return _HyperscanGate(exprs, flags, owners), per_pattern
+    return _Re2Gate(patterns), None
 
 
 class Matcher:
@@ -188,8 +186,7 @@ class Matcher:
             self.owners.append((kind, None))
         self.raw = raw
         self.regexes = [re2.compile(p) for p in raw]
-        self.gate, self.gate_exprs, self.extras = _make_gate(raw)
-        self._extra_dbs: dict = {}
+        self.gate, self.gate_exprs = _make_gate(raw)
         self._singles: dict = {}
         self._together: dict = {}
         self._whole: dict = {}
@@ -275,38 +272,18 @@ class Matcher:
         counts: list[int] = []
         for idx, chunk in enumerate(self.chunks(f)):
             if idx == 0 and b"\0" in chunk[:8192]:
-                result.error = "binary file (NUL bytes in the first 8 KiB): not a text log"
+                result.error = BINARY
                 return
             result.bytes += len(chunk)
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
-            pids = self._with_extras(self.gate(buf), buf)
+            pids = self.gate(buf)
             if len(pids) > 1 and len(buf) >= MULTI_MIN and self.gate_exprs is not None:
                 found = self._hit_lines_together(pids, buf)
             else:
                 for pid in pids:
                     found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
-            found.sort()
-            n, pos = 0, 0
-            kept: collections.Counter = collections.Counter()
-            for ls, le, pid in found:
-                if kept[pid] >= MAX_PER_PATTERN and self.owners[pid][1] is not None:
-                    continue
-                n += buf.count(b"\n", pos, ls)
-                pos = ls
-                line = buf[ls:le]
-                regex = self.regexes[pid]
-                m = None
-                # A \r inside a line is a progress bar redrawing it (or a CRLF end): match each segment.
-                for seg in (line.split(b"\r") if b"\r" in line else (line,)):
-                    m = regex.search(seg)
-                    if m is not None:
-                        line = seg
-                        break
-                if m is not None:
-                    kept[pid] += 1
-                    text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-                    pending.append((idx, n + 1, text, pid, m))
+            pending += self._confirm(buf, found, 0, idx)
             if reread_path is None:
                 counts.append(buf.count(b"\n"))
         need = max((p[0] for p in pending), default=0)
@@ -318,6 +295,101 @@ class Matcher:
         if reread_path is None:
             result.lines = base[-1]
         self._collect(pending, base, result)
+
+    def _confirm(self, buf: bytes, found: list[tuple[int, int, int]], origin: int, idx: int) -> list:
+        """re2 on each hit line (a segment of it, when \r redraws the line): (chunk, line, text, pid, match).
+
+        `found` holds (line start, line end, pattern id); line numbers count from offset `origin`.
+        """
+        found.sort()
+        pending = []
+        n, pos = 0, origin
+        kept: collections.Counter = collections.Counter()
+        for ls, le, pid in found:
+            if kept[pid] >= MAX_PER_PATTERN and self.owners[pid][1] is not None:
+                continue
+            n += buf.count(b"\n", pos, ls)
+            pos = ls
+            line = buf[ls:le]
+            regex = self.regexes[pid]
+            m = None
+            # A \r inside a line is a progress bar redrawing it (or a CRLF end): match each segment.
+            for seg in (line.split(b"\r") if b"\r" in line else (line,)):
+                m = regex.search(seg)
+                if m is not None:
+                    line = seg
+                    break
+            if m is not None:
+                kept[pid] += 1
+                text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+                pending.append((idx, n + 1, text, pid, m))
+        return pending
+
+    # -- many small files at once -------------------------------------------------------------
+    def scan_many(self, paths: list[str]) -> list[ScanResult]:
+        """scan_file for each path, with the small regular files scanned together in groups.
+
+        Thousands of small logs cost more in per-call overhead than in bytes: concatenated (each
+        ending in a newline) they are gated and located in a few scans, and every hit is handed
+        back to its file by offset. Big, compressed and special files take the streaming path.
+        """
+        results: list[ScanResult | None] = [None] * len(paths)
+        small: list[tuple[int, bytes]] = []
+        for i, p in enumerate(paths):
+            data = self._read_small(p)
+            if data is None:
+                results[i] = self.scan_file(p)
+                continue
+            r = results[i] = ScanResult()
+            if b"\0" in data[:8192]:
+                r.error = BINARY
+            elif data:
+                r.bytes = len(data)
+                small.append((i, normalise_chunk(data)))
+        group: list[tuple[int, bytes]] = []
+        size = 0
+        for item in small:
+            group.append(item)
+            size += len(item[1])
+            if size >= CHUNK:
+                self._scan_group(group, results)
+                group, size = [], 0
+        if group:
+            self._scan_group(group, results)
+        return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _read_small(path) -> bytes | None:
+        if str(path) == "-":
+            return None
+        try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode) or st.st_size >= SMALL_FILE:
+                return None
+            with open(path, "rb", buffering=0) as f:
+                data = f.read(st.st_size + 1)
+        except OSError:
+            return None
+        return None if data[:2] == b"\x1f\x8b" else data
+
+    def _scan_group(self, group: list[tuple[int, bytes]], results: list) -> None:
+        parts, starts, pos = [], [], 0
+        for _, data in group:
+            starts.append(pos)
+            parts.append(data)
+            pos += len(data)
+            if not data.endswith(b"\n"):
+                parts.append(b"\n")
+                pos += 1
+        buf = b"".join(parts)
+        found: list[tuple[int, int, int]] = []
+        for pid in self.gate(buf):
+            found += [(ls, le, pid) for ls, le in self._locate(pid, buf, 0, 1 << 30)]
+        per_file: dict[int, list] = {}
+        for hit in found:
+            per_file.setdefault(bisect.bisect_right(starts, hit[0]) - 1, []).append(hit)
+        for k, hits in per_file.items():
+            self._collect(self._confirm(buf, hits, starts[k], 0), [0], results[group[k][0]])
 
     def _collect(self, pending, base, result: ScanResult) -> None:
         head: list = []
@@ -405,44 +477,6 @@ class Matcher:
             keep = head[i] + (list(tails[i]) if self.owners[pid][1] is None else [])
             found += [(ls, le, pid) for ls, le in keep]
         return found
-
-    def _with_extras(self, pids: set[int], buf: bytes) -> set[int]:
-        """The gated patterns whose other required literal sets are all in the chunk too.
-
-        Worth it only on big chunks, where it saves a full-pattern scan: on a small one the
-        second phase is as cheap as the check.
-        """
-        if len(buf) < EXTRAS_MIN or self._hs is None:
-            return pids
-        memo: dict[str, bool] = {}
-        return {p for p in pids if self.extras[p] is None or self._extras_present(p, buf, memo)}
-
-    def _extras_present(self, pid: int, buf: bytes, memo: dict) -> bool:
-        sets, caseless = self.extras[pid]
-        if not caseless:
-            for lits in sets:
-                ok = False
-                for t in lits:
-                    if t not in memo:
-                        memo[t] = literal_text(t).encode() in buf
-                    if memo[t]:
-                        ok = True
-                        break
-                if not ok:
-                    return False
-            return True
-        db = self._extra_dbs.get(pid)
-        if db is None:
-            hs = self._hs
-            exprs = [(hs_literal(t), k) for k, lits in enumerate(sets) for t in sorted(lits)]
-            db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            db.compile(expressions=[e for e, _ in exprs], ids=[k for _, k in exprs], elements=len(exprs),
-                       flags=[hs.HS_FLAG_CASELESS | hs.HS_FLAG_SINGLEMATCH] * len(exprs))
-            db.scratch = hs.Scratch(db)
-            self._extra_dbs[pid] = db
-        seen: set[int] = set()
-        db.scan(buf, match_event_handler=lambda k, f, t, fl, ctx: seen.add(k))
-        return len(seen) == len(sets)
 
     def _whole_ok(self, pid: int) -> bool:
         ok = self._whole.get(pid)

@@ -136,3 +136,27 @@ def test_100mb_line_without_newline(m, tmp_path):
     d = decide(m.scan_file(p), str(p))
     assert d.family == "illegal-memory-access"
     assert len(d.root.text) <= 2000
+
+
+def test_scanning_small_files_together_gives_what_each_gives_alone(m, tmp_path):
+    texts = {
+        "a.log": "ok\nRuntimeError: CUDA error: an illegal memory access was encountered\n",
+        "b.log": "no newline at the end: CUBLAS_STATUS_EXECUTION_FAILED",
+        "c.log": "x\r\nepoch 1\r50%\r\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB\r\n",
+        "d.log": "\x1b[31mTraceback (most recent call last):\x1b[0m\n  File \"x.py\", line 1, in <module>\nKeyError: 3\n",
+        "e.log": "",
+        "f.log": "CUDA out of memory. Tried to allocate 2.00 GiB\n" * 30 + "clean\n",
+    }
+    paths = []
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+        paths.append(str(tmp_path / name))
+    (tmp_path / "g.bin").write_bytes(b"\x00\x01binary")
+    paths.append(str(tmp_path / "g.bin"))
+    together = m.scan_many(paths)
+    for p, scan in zip(paths, together):
+        alone = m.scan_file(p)
+        assert [(x.signature.id, x.line, x.text, x.facts) for x in scan.matches] == \
+               [(x.signature.id, x.line, x.text, x.facts) for x in alone.matches], p
+        assert scan.hints == alone.hints and scan.error == alone.error and scan.bytes == alone.bytes, p
+        assert decide(scan, p).to_json() == decide(alone, p).to_json()
