@@ -30,18 +30,23 @@ MAX_PER_PATTERN = 20     # evidence kept per pattern per chunk
 MAX_TEXT = 2000          # characters of a line kept for display
 SMALL_FILE = 1 << 20     # files smaller than this are scanned together (scan_many)
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
-MULTI_MIN = 1 << 20      # chunks this big locate all gated patterns in one scan
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
 
 # Generic failure evidence, for logs no signature explains (family `unknown`) and for `none`.
-HINTS = {
-    "traceback": r"Traceback \(most recent call last\)",
-    "frame": r"^\s*File \"[^\"]+\", line \d+, in ",
-    "exception": r"(?:^|[\s:\]>])(?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt)(?:\[\w+\])?: ",
-    "error": r"(?:^|[\s\]])(?:[Ee]rror|ERROR|FAILED|Failed)(?:\s*\[[\w-]+\])?\s*[:!]",
-    "fatal": r"(?i)(?:\bfatal (?:python )?error\b|Segmentation fault|core dumped|\bAborted\b|terminate called after|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL)\b)",
-    "exit": r"(?i)(?:exit(?:ed)?(?: with)? (?:code|status)[ :=]*-?[1-9]\d*|returned non-zero exit status|exitcode\s*:\s*-?[1-9]|\bKilled\b)",
-}
+HINTS: list[tuple[str, str]] = [
+    ("traceback", r"Traceback \(most recent call last\)"),
+    ("frame", r"^\s*File \"[^\"]+\", line \d+, in "),
+    ("exception", r"(?:^|[\s:\]>])(?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt)(?:\[\w+\])?: "),
+    # a raised class from a package module whose name does not say Error: triton.runtime.errors.OutOfResources:
+    ("exception", r"(?:^|[\s:\]>])[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\.[A-Z][A-Za-z0-9]+: "),
+    ("error", r"(?:^|[\s\]])(?:[Ee]rror|ERROR|FAILED|Failed)(?:\s*\[[\w-]+\])?\s*[:!]"),
+    # absl/XLA status codes, and CUDA's numeric reports: CUDA error = 999, CUDA failure 74
+    ("error", r"\b(?:RESOURCE_EXHAUSTED|INTERNAL|FAILED_PRECONDITION|INVALID_ARGUMENT|UNIMPLEMENTED|UNAVAILABLE|DEADLINE_EXCEEDED|ABORTED|DATA_LOSS): "),
+    ("error", r"(?i)\bCUDA (?:error|failure)\s*(?:=|:|code)?\s*[1-9]\d*\b"),
+    ("fatal", r"(?i)(?:\bfatal (?:python )?error\b|Segmentation fault|core dumped|\bAborted\b|terminate called after|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL)\b)"),
+    ("fatal", r"(?:^|\]\s?)F\d{4} \d\d:\d\d:\d\d[.\d]* +\d+ [\w./-]+:\d+\] "),     # glog FATAL
+    ("exit", r"(?i)(?:exit(?:ed)?(?: with)? (?:code|status)[ :=]*-?[1-9]\d*|returned non-zero exit status|exitcode\s*:\s*-?[1-9]|\bKilled\b)"),
+]
 
 
 @dataclass
@@ -85,29 +90,15 @@ class _HyperscanGate:
 
         self._hs = hyperscan
         self.owners = owners          # expression -> pattern id
-        key = hashlib.sha256(b"\0".join(exprs) + repr(flags).encode() + hyperscan.__version__.encode()).hexdigest()[:24]
-        cached = _cache_dir() / f"hs-{key}.db"
-        self.db = None
-        try:
-            self.db = hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
-        except Exception:
-            self.db = None
-        if self.db is None:
-            base = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-            self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            self.db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
-                            flags=[base | f for f in flags])
-            try:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(hyperscan.dumpb(self.db))
-                os.replace(tmp, cached)
-            except OSError:
-                pass
-        try:
-            self.db.scratch = hyperscan.Scratch(self.db)
-        except Exception:
-            pass
+        base = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+
+        def build():
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
+                       flags=[base | f for f in flags])
+            return db
+
+        self.db = _cached_db([b"gate", repr(flags).encode()] + exprs, build)
 
     def __call__(self, buf: bytes) -> set[int]:
         hits: list[int] = []
@@ -155,19 +146,88 @@ def _make_gate(patterns: list[bytes]):
         except ImportError:
             hyperscan = None
         if hyperscan is not None:
-            per_pattern: list[list[tuple[bytes, int]]] = []
-            for p in patterns:
-                found = required_literals(p.decode())
-                if found:
-                    flag = hyperscan.HS_FLAG_CASELESS if found[1] else 0
-                    per_pattern.append([(hs_literal(t), flag) for t in sorted(found[0])])
-                else:
-                    per_pattern.append([(p, 0)])
+            def literal_groups():
+                groups: list[list[tuple[bytes, int]]] = []
+                for p in patterns:
+                    found = required_literals(p.decode())
+                    if found:
+                        flag = hyperscan.HS_FLAG_CASELESS if found[1] else 0
+                        groups.append([(hs_literal(t), flag) for t in sorted(found[0])])
+                    else:
+                        groups.append([(p, 0)])
+                return groups
+
+            per_pattern = cached_pickle([b"literals", _source_digest()] + patterns, literal_groups)
             exprs = [e for group in per_pattern for e, _ in group]
             flags = [f for group in per_pattern for _, f in group]
             owners = [pid for pid, group in enumerate(per_pattern) for _ in group]
             return _HyperscanGate(exprs, flags, owners), per_pattern
     return _Re2Gate(patterns), None
+
+
+class _LazyRegexes:
+    """re2 objects compiled on first use: most patterns never hit in a given run."""
+
+    def __init__(self, raw: list[bytes], compile_):
+        self._raw, self._compile, self._done = raw, compile_, {}
+
+    def __getitem__(self, pid: int):
+        r = self._done.get(pid)
+        if r is None:
+            r = self._done[pid] = self._compile(self._raw[pid])
+        return r
+
+
+def _source_digest() -> bytes:
+    """Changes whenever the code that derives cached data changes."""
+    h = hashlib.sha256()
+    for name in ("literals.py", "matcher.py", "loader.py", "facts.py", "model.py", "taxonomy.py"):
+        try:
+            h.update((Path(__file__).parent / name).read_bytes())
+        except OSError:
+            pass
+    return h.hexdigest().encode()
+
+
+def cached_pickle(key_parts: list[bytes], build):
+    """build() once per key, kept in the user's cache directory (a miss or a bad file just rebuilds)."""
+    import pickle
+
+    key = hashlib.sha256(b"\0".join(key_parts)).hexdigest()[:32]
+    path = _cache_dir() / f"py-{key}.pickle"
+    try:
+        return pickle.loads(path.read_bytes())
+    except Exception:
+        value = build()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        return value
+
+
+def _cached_db(key_parts: list[bytes], build):
+    """A hyperscan database from the disk cache, or built and stored there (failures to store are fine)."""
+    import hyperscan
+
+    key = hashlib.sha256(b"\0".join(key_parts) + hyperscan.__version__.encode()).hexdigest()[:32]
+    path = _cache_dir() / f"hs-{key}.db"
+    try:
+        db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except Exception:
+        db = build()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(hyperscan.dumpb(db))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    db.scratch = hyperscan.Scratch(db)
+    return db
 
 
 class Matcher:
@@ -181,15 +241,13 @@ class Matcher:
             for p in sig.patterns:
                 raw.append(p.encode())
                 self.owners.append(("", sig))
-        for kind, p in HINTS.items():
+        for kind, p in HINTS:
             raw.append(p.encode())
             self.owners.append((kind, None))
         self.raw = raw
-        self.regexes = [re2.compile(p) for p in raw]
+        self.regexes = _LazyRegexes(raw, re2.compile)   # compiled when a pattern first hits
         self.gate, self.gate_exprs = _make_gate(raw)
         self._singles: dict = {}
-        self._together: dict = {}
-        self._whole: dict = {}
         self._hs = getattr(self.gate, "_hs", None)
 
     # -- reading ------------------------------------------------------------------------------
@@ -277,12 +335,8 @@ class Matcher:
             result.bytes += len(chunk)
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
-            pids = self.gate(buf)
-            if len(pids) > 1 and len(buf) >= MULTI_MIN and self.gate_exprs is not None:
-                found = self._hit_lines_together(pids, buf)
-            else:
-                for pid in pids:
-                    found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
+            for pid in self.gate(buf):
+                found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
             pending += self._confirm(buf, found, 0, idx)
             if reread_path is None:
                 counts.append(buf.count(b"\n"))
@@ -435,64 +489,6 @@ class Matcher:
                 lines += self._locate(pid, buf, tail_start, 10**6)
         return lines
 
-    def _hit_lines_together(self, pids: set[int], buf: bytes) -> list[tuple[int, int, int]]:
-        """Like _hit_lines for several patterns at once: one scan of a big chunk instead of one each.
-
-        Databases are cached per set of patterns (a big log repeats the same set chunk after chunk);
-        patterns hyperscan cannot take whole go through _hit_lines.
-        """
-        whole = sorted(p for p in pids if self._whole_ok(p))
-        found = [(ls, le, pid) for pid in pids if pid not in whole for ls, le in self._hit_lines(pid, buf)]
-        if not whole:
-            return found
-        key = tuple(whole)
-        db = self._together.get(key)
-        if db is None:
-            hs = self._hs
-            db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            db.compile(expressions=[self.raw[p] for p in whole], ids=list(range(len(whole))), elements=len(whole),
-                       flags=[hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY] * len(whole))
-            db.scratch = hs.Scratch(db)
-            if len(self._together) > 256:
-                self._together.clear()
-            self._together[key] = db
-        last_end = [-1] * len(whole)
-        head: list[list[tuple[int, int]]] = [[] for _ in whole]
-        tails: list[collections.deque] = [collections.deque(maxlen=TAIL_HINTS * 10) for _ in whole]
-        caps = [(TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in whole]
-
-        def on_match(i, _from, to, _flags, _ctx):
-            end = to - 1 if to > 0 else 0
-            if end <= last_end[i]:
-                return False
-            ls = buf.rfind(b"\n", 0, end) + 1
-            le = buf.find(b"\n", end)
-            le = len(buf) if le < 0 else le
-            last_end[i] = le
-            (head[i] if len(head[i]) < caps[i] else tails[i]).append((ls, le))
-            return False
-
-        db.scan(buf, match_event_handler=on_match)
-        for i, pid in enumerate(whole):
-            keep = head[i] + (list(tails[i]) if self.owners[pid][1] is None else [])
-            found += [(ls, le, pid) for ls, le in keep]
-        return found
-
-    def _whole_ok(self, pid: int) -> bool:
-        ok = self._whole.get(pid)
-        if ok is None:
-            ok = self.raw[pid].isascii()
-            if ok:
-                hs = self._hs
-                try:
-                    hs.Database(mode=hs.HS_MODE_BLOCK).compile(
-                        expressions=[self.raw[pid]], ids=[0], elements=1,
-                        flags=[hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY])
-                except hs.error:
-                    ok = False
-            self._whole[pid] = ok
-        return ok
-
     def _locate(self, pid: int, buf: bytes, start: int, limit: int) -> list[tuple[int, int]]:
         single = self._single(pid)
         view = buf if start == 0 else buf[start:]
@@ -541,17 +537,27 @@ class Matcher:
         if db is None:
             hs = self._hs
             flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
-            db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            try:
-                if not self.raw[pid].isascii():   # bytes mode would split a non-ASCII class into bytes
+            raw = self.raw[pid]
+
+            def whole():
+                if not raw.isascii():      # bytes mode would split a non-ASCII class into bytes
                     raise hs.error("non-ASCII pattern")
-                db.compile(expressions=[self.raw[pid]], ids=[0], elements=1, flags=[flags])
-            except hs.error:
+                db = hs.Database(mode=hs.HS_MODE_BLOCK)
+                db.compile(expressions=[raw], ids=[0], elements=1, flags=[flags])
+                return db
+
+            def literals():
                 group = self.gate_exprs[pid]
                 db = hs.Database(mode=hs.HS_MODE_BLOCK)
-                db.compile(expressions=[e for e, _ in group], ids=list(range(len(group))), elements=len(group),
-                           flags=[flags | f for _, f in group])
-            db.scratch = hs.Scratch(db)
+                db.compile(expressions=[e for e, _ in group], ids=list(range(len(group))),
+                           elements=len(group), flags=[flags | f for _, f in group])
+                return db
+
+            try:
+                db = _cached_db([b"single", raw], whole)
+            except hs.error:
+                db = _cached_db([b"single-literals"] + [e + str(f).encode() for e, f in self.gate_exprs[pid]],
+                                literals)
             self._singles[pid] = db
         return db
 
