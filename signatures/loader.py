@@ -171,9 +171,24 @@ def signature_files(extra_dirs=()) -> list[Path]:
 
 
 def load_all(extra_dirs=()) -> list[Signature]:
+    """Every signature, validated. Validation (regex parsing, re2 and hyperscan checks) is cached
+    per set of file contents, so an unchanged knowledge base loads in milliseconds."""
+    from signatures.matcher import _source_digest, cached_pickle
+
+    files = signature_files(extra_dirs)
+    parts = [b"signatures", _source_digest()]
+    for path in files:
+        try:
+            parts += [str(path).encode(), path.read_bytes()]
+        except OSError:
+            return _load_all(files)       # the slow path names the unreadable file
+    return cached_pickle(parts, lambda: _load_all(files))
+
+
+def _load_all(files: list[Path]) -> list[Signature]:
     sigs: list[Signature] = []
     seen: dict[str, str] = {}
-    for path in signature_files(extra_dirs):
+    for path in files:
         for sig in load_file(path):
             if sig.id in seen:
                 raise SignatureError(f"{path}: signature {sig.id!r}: duplicate id (also in {seen[sig.id]})")

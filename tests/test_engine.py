@@ -160,3 +160,12 @@ def test_scanning_small_files_together_gives_what_each_gives_alone(m, tmp_path):
                [(x.signature.id, x.line, x.text, x.facts) for x in alone.matches], p
         assert scan.hints == alone.hints and scan.error == alone.error and scan.bytes == alone.bytes, p
         assert decide(scan, p).to_json() == decide(alone, p).to_json()
+
+
+def test_to_json_matches_dataclass_fields(m):
+    from dataclasses import asdict
+
+    d = run(m, "x\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\nCUBLAS_STATUS_EXECUTION_FAILED\n")
+    want = asdict(d)
+    want.pop("error")
+    assert d.to_json() == want
