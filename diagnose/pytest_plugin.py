@@ -61,6 +61,15 @@ class DiagnosePlugin:
         undo = []
         for modname, attr, kind in TARGETS:
             mod = sys.modules.get(modname)
+            if mod is None and modname.split(".")[0] in sys.modules:
+                # numpy 2 loads numpy.testing lazily, on first use inside the test: load it now (the
+                # parent is imported already, so this costs little and imports no new framework)
+                import importlib
+
+                try:
+                    mod = importlib.import_module(modname)
+                except ImportError:
+                    mod = None
             original = getattr(mod, attr, None) if mod else None
             if original is None:
                 continue
@@ -110,9 +119,11 @@ def reading_for(exc: BaseException, last: dict | None) -> tuple[str, dict]:
             lines.append(f"root: {d.root.text.strip()}")
         if d.fix:
             lines.append(f"fix: {d.fix}")
-        for extra in d.env:
-            lines.append(extra)
     parsed = parse_mismatch_text(str(exc))
+    have_tensors = last is not None and isinstance(exc, AssertionError)
+    for extra in (d.env if d.family not in ("none", "unknown") else []):
+        if not (have_tensors and extra.startswith("numerics:")):   # the tensors give a fuller reading below
+            lines.append(extra)
     if last is not None and isinstance(exc, AssertionError):
         reading = _numerics(last)
         if reading is not None:
@@ -133,7 +144,7 @@ def reading_for(exc: BaseException, last: dict | None) -> tuple[str, dict]:
     if parsed.get("mismatched_count") is not None or parsed.get("max_abs_diff") is not None:
         props["mismatch"] = parsed
         reading_text = tolerance_reading(parsed)
-        if reading_text:
+        if reading_text and not any(line == "numerics: " + reading_text for line in lines):
             lines.append("numerics: " + reading_text)
     return "\n".join(lines), props
 

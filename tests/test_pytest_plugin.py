@@ -144,3 +144,21 @@ def test_message_only_reading_when_tensors_unavailable():
         text, props = reading_for(e, None)
     assert props["mismatch"]["mismatched_count"] == 1 and props["mismatch"]["total_count"] == 4
     assert "1 of 4 elements (25.000%) mismatch" in text
+
+
+def test_lazily_loaded_numpy_testing_is_wrapped_too(pytester):
+    """numpy 2 loads numpy.testing on first use, inside the test: the plugin must still see the arrays.
+    A subprocess, because the outer session has long loaded numpy.testing."""
+    pytester.makepyfile('''
+import numpy as np
+
+
+def test_last_row_unwritten():
+    ref = np.arange(64, dtype=np.float32).reshape(8, 8)
+    out = ref.copy()
+    out[7, :] = 0
+    np.testing.assert_allclose(out, ref)
+''')
+    result = pytester.runpytest_subprocess(*ISOLATE, "-p", "diagnose")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*numerics verdict: likely defect*", "*whole-rows (kernel-logic)*"])
