@@ -29,6 +29,8 @@ MAX_LINE = 16 << 20      # a "line" longer than this is cut (a 100 MB line with 
 MAX_PER_PATTERN = 20     # evidence kept per pattern per chunk
 MAX_TEXT = 2000          # characters of a line kept for display
 SMALL_FILE = 1 << 20     # files smaller than this are scanned together (scan_many)
+TOGETHER_MIN = 1 << 20   # chunks this big locate all their gated patterns in one joint scan
+GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patterns' second phase
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
 
@@ -44,7 +46,7 @@ HINTS: list[tuple[str, str]] = [
     ("error", r"\b(?:RESOURCE_EXHAUSTED|INTERNAL|FAILED_PRECONDITION|INVALID_ARGUMENT|UNIMPLEMENTED|UNAVAILABLE|DEADLINE_EXCEEDED|ABORTED|DATA_LOSS): "),
     ("error", r"(?i)\bCUDA (?:error|failure)\s*(?:=|:|code)?\s*[1-9]\d*\b"),
     ("fatal", r"(?i)(?:\bfatal (?:python )?error\b|Segmentation fault|core dumped|\bAborted\b|terminate called after|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL)\b)"),
-    ("fatal", r"(?:^|\]\s?)F\d{4} \d\d:\d\d:\d\d[.\d]* +\d+ [\w./-]+:\d+\] "),     # glog FATAL
+    ("fatal", r"\] Check failed: "),     # glog/absl CHECK failures (F-level lines)
     ("exit", r"(?i)(?:exit(?:ed)?(?: with)? (?:code|status)[ :=]*-?[1-9]\d*|returned non-zero exit status|exitcode\s*:\s*-?[1-9]|\bKilled\b)"),
 ]
 
@@ -248,6 +250,7 @@ class Matcher:
         self.regexes = _LazyRegexes(raw, re2.compile)   # compiled when a pattern first hits
         self.gate, self.gate_exprs = _make_gate(raw)
         self._singles: dict = {}
+        self._together: dict = {}
         self._hs = getattr(self.gate, "_hs", None)
 
     # -- reading ------------------------------------------------------------------------------
@@ -335,8 +338,12 @@ class Matcher:
             result.bytes += len(chunk)
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
-            for pid in self.gate(buf):
-                found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
+            pids = self.gate(buf)
+            if len(pids) > 1 and len(buf) >= TOGETHER_MIN and self._hs is not None:
+                found = self._hit_lines_together(pids, buf)
+            else:
+                for pid in pids:
+                    found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
             pending += self._confirm(buf, found, 0, idx)
             if reread_path is None:
                 counts.append(buf.count(b"\n"))
@@ -405,7 +412,7 @@ class Matcher:
         for item in small:
             group.append(item)
             size += len(item[1])
-            if size >= CHUNK:
+            if size >= GROUP_BYTES:
                 self._scan_group(group, results)
                 group, size = [], 0
         if group:
@@ -488,6 +495,54 @@ class Matcher:
             if tail_start > lines[-1][0]:
                 lines += self._locate(pid, buf, tail_start, 10**6)
         return lines
+
+    def _hit_lines_together(self, pids: set[int], buf: bytes) -> list[tuple[int, int, int]]:
+        """_hit_lines for several patterns in one scan of a big chunk (a big log's noise wakes the
+        same patterns chunk after chunk: their joint database is compiled once and kept on disk)."""
+        whole = sorted(p for p in pids if self.raw[p].isascii())
+        found = [(ls, le, pid) for pid in pids if pid not in whole for ls, le in self._hit_lines(pid, buf)]
+        if not whole:
+            return found
+        hs = self._hs
+        flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+
+        def build():
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=[self.raw[p] for p in whole], ids=list(range(len(whole))),
+                       elements=len(whole), flags=[flags] * len(whole))
+            return db
+
+        key = tuple(whole)
+        db = self._together.get(key)
+        if db is None:
+            try:
+                db = _cached_db([b"together"] + [self.raw[p] for p in whole], build)
+            except hs.error:         # one pattern too big for a joint database: one scan each
+                return found + [(ls, le, pid) for pid in whole for ls, le in self._hit_lines(pid, buf)]
+            if len(self._together) > 64:
+                self._together.clear()
+            self._together[key] = db
+        last_end = [-1] * len(whole)
+        head: list[list[tuple[int, int]]] = [[] for _ in whole]
+        tails = [collections.deque(maxlen=TAIL_HINTS * 10) for _ in whole]
+        caps = [(TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in whole]
+
+        def on_match(i, _from, to, _flags, _ctx):
+            end = to - 1 if to > 0 else 0
+            if end <= last_end[i]:
+                return False
+            ls = buf.rfind(b"\n", 0, end) + 1
+            le = buf.find(b"\n", end)
+            le = len(buf) if le < 0 else le
+            last_end[i] = le
+            (head[i] if len(head[i]) < caps[i] else tails[i]).append((ls, le))
+            return False
+
+        db.scan(buf, match_event_handler=on_match)
+        for i, pid in enumerate(whole):
+            keep = head[i] + (list(tails[i]) if self.owners[pid][1] is None else [])
+            found += [(ls, le, pid) for ls, le in keep]
+        return found
 
     def _locate(self, pid: int, buf: bytes, start: int, limit: int) -> list[tuple[int, int]]:
         single = self._single(pid)
