@@ -69,11 +69,10 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     benign = [m for m in active if m.signature.role == "benign"]
     failures = [m for m in active if m.signature.role != "benign"]
     if benign:
-        failures = [f for f in failures
-                    if not any(b.line - BENIGN_REACH <= f.line <= b.line + 5 for b in benign)]
+        failures = [f for f in failures if not _excused(f.line, benign)]
 
     if not failures:
-        return _no_signature(d, scan, matches)
+        return _no_signature(d, scan, matches, benign)
 
     roots = [m for m in failures if m.signature.role == "root"]
     wrappers = [m for m in failures if m.signature.role == "wrapper"]
@@ -137,8 +136,14 @@ def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> li
     return [Line(n, t) for n, t in sorted(lines.items())][:200]
 
 
-def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match]) -> Diagnosis:
-    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None]
+def _excused(line: int, benign: list[Match]) -> bool:
+    return any(b.line - BENIGN_REACH <= line <= b.line + 5 for b in benign)
+
+
+def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: list[Match]) -> Diagnosis:
+    # generic error lines around a handled fallback belong to it, like the failures it excuses
+    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None
+             and not _excused(h[1], benign)]
     d.chain = _chain(None, matches)
     if scan.error and not scan.bytes:
         d.family, d.confidence, d.title = "unknown", 0.0, "input could not be read"
