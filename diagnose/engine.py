@@ -194,6 +194,84 @@ def load_snapshot(path) -> dict | None:
         return None
 
 
+# -- hard-wrapped lines --------------------------------------------------------------------------
+
+RESCUE_MAX_BYTES = 4 << 20      # an unexplained log up to this size is re-read for wrapped lines
+RESCUE_NONE_MAX_BYTES = 64 << 10  # a log that reads as `none` only when small and it names a failure word
+FAILURE_WORDS = (b"rror", b"RROR", b"ailed", b"AILED", b"xception", b"imeout", b"imed out", b"atchdog",
+                 b"out of memory", b"CUDA", b"cuda", b"NCCL", b"nccl", b"ssert", b"fault", b"Xid")
+
+
+def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
+    """decide(), then, when nothing explained the log, the same again over its hard-wrapped lines.
+
+    Terminals and issue pastes cut long lines mid-word ("...ProcessGroupNCCL'" / "s watchdog got
+    stuck"); signatures are exact, so adjacent lines are joined (with and without a space) and
+    matched again. Only logs left unexplained pay for this, and never one too big to re-read.
+    """
+    d = decide(scan, path)
+    if d.family not in ("none", "unknown") or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
+        return d
+    if d.family == "none" and scan.bytes > RESCUE_NONE_MAX_BYTES:
+        return d
+    try:
+        data = reader()
+    except (OSError, EOFError, ValueError):
+        return d
+    if data is None or (d.family == "none" and not any(w in data for w in FAILURE_WORDS)):
+        return d
+    joined = _joined_matches(data, matcher, {m.signature.id for m in scan.matches})
+    if not joined:
+        return d
+    rescued = ScanResult(matches=sorted(scan.matches + joined, key=lambda m: m.line), hints=scan.hints,
+                         lines=scan.lines, bytes=scan.bytes, error=scan.error)
+    d2 = decide(rescued, path)
+    if d2.family in ("none", "unknown"):
+        return d
+    d2.confidence = round(min(d2.confidence, 0.75), 2)
+    d2.env.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
+    return d2
+
+
+def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
+    from signatures.normalise import normalise_chunk, strip_prefix
+
+    lines = normalise_chunk(data).split(b"\n")
+    pairs: list[tuple[int, bytes]] = []
+    for i in range(len(lines) - 1):
+        a = lines[i].rstrip(b"\r").rstrip()
+        b = strip_prefix(lines[i + 1].rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
+        if len(a) < 20 or not b:
+            continue
+        pairs.append((i, a + b))
+        pairs.append((i, a + b" " + b))
+    if not pairs:
+        return []
+    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n")
+    out, taken = [], set()
+    for m in scan.matches:
+        i = pairs[m.line - 1][0]
+        if m.signature.id in seen_ids or (m.signature.id, i) in taken or m.signature.role == "benign":
+            continue
+        taken.add((m.signature.id, i))
+        m.line = i + 1
+        out.append(m)
+    return out
+
+
+def _file_reader(path):
+    def read():
+        with Matcher_open(path) as f:
+            return f.read(RESCUE_MAX_BYTES + 1)
+    return read
+
+
+def Matcher_open(path):
+    from signatures.matcher import Matcher
+
+    return Matcher.open(path)
+
+
 def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis:
     """Diagnose one log file, `-` (stdin) or task bundle directory."""
     from diagnose.fusion import fuse
@@ -211,7 +289,7 @@ def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis
         scan = matcher.scan_file(log)
     except OSError as e:
         return Diagnosis(path=str(path), family="unknown", error=f"cannot read: {e.strerror or e}")
-    d = decide(scan, str(path))
+    d = _decide(scan, str(path), matcher, _file_reader(log) if str(path) != "-" else (lambda: None))
     if d.error and d.family == "none":
         d.family = "unknown"
     if log is not p and (p / "capture.json").exists():
@@ -235,7 +313,7 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
         if scan.error and not scan.bytes and not os.path.exists(p):
             out.append(Diagnosis(path=p, family="unknown", error="cannot read: no such file"))
             continue
-        d = decide(scan, p)
+        d = _decide(scan, p, matcher, _file_reader(p))
         if d.error and d.family == "none":
             d.family = "unknown"
         out.append(fuse(d, snapshot) if snapshot else d)
@@ -275,5 +353,6 @@ def diagnose_text(text: str | bytes, path: str = "<text>", snapshot: dict | None
     from diagnose.fusion import fuse
 
     data = text.encode() if isinstance(text, str) else text
-    d = decide(default_matcher().scan_bytes(data), path)
+    matcher = default_matcher()
+    d = _decide(matcher.scan_bytes(data), path, matcher, lambda: data)
     return fuse(d, snapshot) if snapshot else d

@@ -169,3 +169,15 @@ def test_to_json_matches_dataclass_fields(m):
     want = asdict(d)
     want.pop("error")
     assert d.to_json() == want
+
+
+def test_hard_wrapped_failure_line_is_matched_across_the_wrap(m):
+    from diagnose.engine import _decide
+
+    wrapped = (b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+               b"[rank0]: RuntimeError: CUDA error: an illegal memory acc\n[rank0]: ess was encountered\n")
+    d = _decide(m.scan_bytes(wrapped), "<t>", m, lambda: wrapped)
+    assert d.family == "illegal-memory-access" and d.root.line == 3
+    assert d.confidence <= 0.75 and any("hard-wrapped" in e for e in d.env)
+    clean = b"all fine: an illegal memory acc\nounting report was printed\n"
+    assert _decide(m.scan_bytes(clean), "<t>", m, lambda: clean).family == "none"
