@@ -260,16 +260,13 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
 
 
 def _file_reader(path):
+    """Reads the log again (plain or gzip), only if the rescue needs it."""
     def read():
-        with Matcher_open(path) as f:
+        from signatures.matcher import Matcher
+
+        with Matcher.open(path) as f:
             return f.read(RESCUE_MAX_BYTES + 1)
     return read
-
-
-def Matcher_open(path):
-    from signatures.matcher import Matcher
-
-    return Matcher.open(path)
 
 
 def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis:
