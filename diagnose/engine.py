@@ -199,7 +199,8 @@ def load_snapshot(path) -> dict | None:
 RESCUE_MAX_BYTES = 4 << 20      # an unexplained log up to this size is re-read for wrapped lines
 RESCUE_NONE_MAX_BYTES = 64 << 10  # a log that reads as `none` only when small and it names a failure word
 FAILURE_WORDS = (b"rror", b"RROR", b"ailed", b"AILED", b"xception", b"imeout", b"imed out", b"atchdog",
-                 b"out of memory", b"CUDA", b"cuda", b"NCCL", b"nccl", b"ssert", b"fault", b"Xid")
+                 b"out of memory", b"llegal", b"isaligned", b"ssert", b"fault", b"Xid", b"nsufficient",
+                 b"not compatible", b"kernel image", b"not found", b"cannot", b"Cannot")
 
 
 def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
