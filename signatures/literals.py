@@ -46,6 +46,15 @@ def _common(c: frozenset[str]) -> bool:
     return any(text(t).strip().lower() in COMMON for t in c)
 
 
+WEAK_WEIGHT = 7      # a literal set this light (or holding a common word) filters too little
+
+
+def weak_literals(c: frozenset[str]) -> bool:
+    """Too common or too short to be worth gating on by itself (measured on 500 MB of mixed logs:
+    putting such patterns into the gate whole halved the chunks that wake a second phase)."""
+    return _common(c) or min(map(weight, c)) <= WEAK_WEIGHT
+
+
 def _quality(c: frozenset[str]):
     # a set holding a common word loses; then the heaviest lightest-literal wins; fewer alternatives on ties
     return (not _common(c), min(map(weight, c)), -len(c))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from signatures.facts import normalise as normalise_fact
-from signatures.literals import BOUNDARY, required_literals
+from signatures.literals import BOUNDARY, required_literals, weak_literals
 from signatures.literals import text as literal_text
 from signatures.model import Match, Signature
 from signatures.normalise import line_level, normalise_chunk
@@ -148,10 +148,22 @@ def _make_gate(patterns: list[bytes]):
         except ImportError:
             hyperscan = None
         if hyperscan is not None:
+            def whole_compiles(p: bytes) -> bool:
+                try:
+                    hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
+                        expressions=[p], ids=[0], elements=1, flags=[hyperscan.HS_FLAG_SINGLEMATCH])
+                    return True
+                except hyperscan.error:
+                    return False
+
             def literal_groups():
                 groups: list[list[tuple[bytes, int]]] = []
                 for p in patterns:
                     found = required_literals(p.decode())
+                    # A weak literal (a common word, or short) would wake the second phase for most
+                    # chunks; such a pattern goes into the gate whole, where hyperscan verifies it.
+                    if found and (weak_literals(found[0]) and p.isascii() and whole_compiles(p)):
+                        found = None
                     if found:
                         flag = hyperscan.HS_FLAG_CASELESS if found[1] else 0
                         groups.append([(hs_literal(t), flag) for t in sorted(found[0])])
