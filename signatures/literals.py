@@ -78,56 +78,88 @@ def _bounded(c: frozenset[str], left: bool, right: bool) -> frozenset[str]:
                      (BOUNDARY if right and t[-1:] != BOUNDARY else "") for t in c)
 
 
-def _pure(items) -> bool:
-    """Only literals, or one alternation of only-literal branches: `(?:nan|inf)`. The boundaries
-    around such a group bound every literal it yields; around any other group they may not."""
-    items = list(items)
-    if all(op is C.LITERAL for op, _ in items):
-        return True
-    if len(items) == 1 and items[0][0] is C.BRANCH:
-        return all(all(op is C.LITERAL for op, _ in b) for b in items[0][1][1])
-    if len(items) == 1 and items[0][0] is C.SUBPATTERN:
-        return _pure(items[0][1][-1])
-    return False
+MAX_PRODUCT = 16     # alternatives a literal set may grow to when adjacent pieces are multiplied out
+
+
+def _expand(item) -> set[str] | None:
+    """The exact strings one regex item matches, when that is a small finite set: a literal, a
+    small class like [Ee], an optional piece, a group or alternation of such; else None."""
+    op, av = item
+    if op is C.LITERAL:
+        return {chr(av)}
+    if op is C.IN:
+        chars = [chr(v) for o, v in av if o is C.LITERAL]
+        return set(chars) if len(chars) == len(av) and 0 < len(chars) <= 4 else None
+    if op is C.SUBPATTERN:
+        return _expand_seq(av[-1])
+    if op is C.BRANCH:
+        out: set[str] = set()
+        for branch in av[1]:
+            sub = _expand_seq(branch)
+            if sub is None:
+                return None
+            out |= sub
+        return out if len(out) <= MAX_PRODUCT else None
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] == 0 and av[1] == 1:
+        sub = _expand_seq(av[2])
+        return None if sub is None else sub | {""}
+    return None
+
+
+def _expand_seq(items) -> set[str] | None:
+    out = {""}
+    for item in items:
+        piece = _expand(item)
+        if piece is None:
+            return None
+        out = {a + b for a in out for b in piece}
+        if len(out) > MAX_PRODUCT:
+            return None
+    return out
 
 
 def _seq(items, collect: list | None = None) -> frozenset[str] | None:
+    """Candidate literal sets of a sequence (every match holds one string of each candidate).
+
+    Adjacent pieces with a small exact expansion are multiplied out, so `(?:configs|candidates)
+    (?:failed|were invalid)` yields the four whole phrases rather than the weak word "configs".
+    """
     items = list(items)
     cands: list[frozenset[str]] = []
-    run: list[str] = []
-    run_left = False
+    acc: set[str] | None = None
+    acc_left = False
 
     def flush(next_item):
-        if len(run) >= MIN_EXTRA_LEN:
-            lit = "".join(run)
-            cands.append(_bounded(frozenset([lit]), run_left, _is_boundary(next_item)))
-        run.clear()
+        nonlocal acc
+        if acc and min(map(len, acc)) >= MIN_EXTRA_LEN:
+            cands.append(_bounded(frozenset(acc), acc_left, _is_boundary(next_item)))
+        acc = None
 
     for i, item in enumerate(items):
         op, av = item
         prev = items[i - 1] if i else None
-        nxt = items[i + 1] if i + 1 < len(items) else None
-        if op is C.LITERAL:
-            if not run:
-                run_left = _is_boundary(prev)
-            run.append(chr(av))
+        piece = _expand(item)
+        if piece is not None:
+            if acc is None:
+                acc, acc_left = {""}, _is_boundary(prev)
+            grown = {a + b for a in acc for b in piece}
+            if len(grown) <= MAX_PRODUCT:
+                acc = grown
+                continue
+            flush(item)
+            acc, acc_left = set(piece), False
             continue
         flush(item)
         sub = None
         if op is C.SUBPATTERN:
             sub = _seq(av[-1])
-            if not _pure(av[-1]):
-                nxt = prev = None
         elif op is C.BRANCH:
             subs = [_seq(b) for b in av[1]]
             sub = frozenset().union(*subs) if all(subs) else None
-            if not _pure([item]):
-                nxt = prev = None
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
             sub = _seq(av[2])
-            nxt = prev = None        # a repeat's copies are not bounded by its neighbours
         if sub:
-            cands.append(_bounded(sub, _is_boundary(prev), _is_boundary(nxt)))
+            cands.append(sub)     # from inside a group: its neighbours' boundaries may not reach it
     flush(None)
     if collect is not None:
         collect.extend(cands)
