@@ -74,22 +74,32 @@ def _groups(files: list[str], sizes: dict[str, int]):
         yield group
 
 
-def _work_group(paths: list[str]) -> list[Diagnosis]:
+_RENDER = None
+
+
+def _work_group(paths: list[str]) -> list:
     try:
-        return diagnose_files(paths, _SNAPSHOT)
+        out = diagnose_files(paths, _SNAPSHOT)
     except Exception:            # one bad input must not sink its group: fall back to one at a time
-        return [_work(p) for p in paths]
+        out = [_work(p) for p in paths]
+    return out if _RENDER is None else [(d.path, _RENDER(d)) for d in out]
 
 
 def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progress: bool | None = None,
-             on_result=None) -> list[Diagnosis]:
-    """Diagnose every input; the result is sorted by path whatever `jobs` is."""
-    global _SNAPSHOT
+             on_result=None, render=None) -> list:
+    """Diagnose every input; the result is sorted by path whatever `jobs` is.
+
+    With `render` (a function of a Diagnosis, e.g. to one JSON line) the workers render in parallel
+    and the result is the rendered values, in path order; `on_result` then sees (path, value).
+    """
+    global _SNAPSHOT, _RENDER
     from signatures.matcher import default_matcher
 
     files, results = collect(paths)
+    if render is not None:
+        results = [(d.path, render(d)) for d in results]
     default_matcher()          # build (or load) the database once, before workers fork
-    _SNAPSHOT = snapshot
+    _SNAPSHOT, _RENDER = snapshot, render
     jobs = jobs or os.cpu_count() or 1
     sizes = {f: _size(f) for f in files}
     files.sort(key=sizes.__getitem__, reverse=True)      # largest first keeps the workers busy to the end
@@ -118,6 +128,10 @@ def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progr
     finally:
         if bar:
             bar[0].stop()
+        _RENDER = None
+    if render is not None:
+        results.sort(key=lambda item: item[0])
+        return [value for _, value in results]
     results.sort(key=lambda d: d.path)
     return results
 

@@ -13,9 +13,13 @@ CSV_FIELDS = ("path", "family", "origin", "signature", "confidence", "title", "r
               "facts", "fix", "next_step", "error")
 
 
+def jsonl_line(d: Diagnosis) -> str:
+    return json.dumps(d.to_json(), ensure_ascii=False, default=str) + "\n"
+
+
 def write_jsonl(results: list[Diagnosis], out=sys.stdout) -> None:
     for d in results:
-        out.write(json.dumps(d.to_json(), ensure_ascii=False, default=str) + "\n")
+        out.write(jsonl_line(d))
 
 
 def write_csv(results: list[Diagnosis], out=sys.stdout) -> None:

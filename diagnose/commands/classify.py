@@ -42,11 +42,14 @@ def run(args: argparse.Namespace) -> int:
 
     load_extra_signatures(args.signatures)
     snapshot = read_snapshot(args.env)
-    results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot)
+    if args.format == "jsonl":     # workers render the lines themselves, in parallel
+        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=report.jsonl_line)
+    else:
+        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot)
     out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
         if args.format == "jsonl":
-            report.write_jsonl(results, out)
+            out.writelines(results)
         elif args.format == "csv":
             report.write_csv(results, out)
         elif args.format == "markdown":
