@@ -292,6 +292,9 @@ class Matcher:
                         yield data
                     return
                 f.seek(0)
+            if size >= 0:
+                yield from Matcher._file_chunks(f)
+                return
         carry = b""
         while True:
             block = f.read(CHUNK)
@@ -314,6 +317,25 @@ class Matcher:
                 continue
             yield buf[: cut + 1]
             carry = buf[cut + 1:]
+
+    @staticmethod
+    def _file_chunks(f):
+        """A seekable file's chunks: cut each block at its last newline and seek back to just after
+        it, so a chunk is copied once (no carry-over concatenation). A block with no newline at all
+        (a runaway line) is yielded as a piece of that line."""
+        pos = f.tell()
+        while True:
+            block = f.read(CHUNK)
+            if not block:
+                return
+            cut = block.rfind(b"\n")
+            if len(block) < CHUNK or cut < 0 or cut == len(block) - 1:
+                yield block
+                pos += len(block)
+                continue
+            pos += cut + 1
+            f.seek(pos)
+            yield block[: cut + 1]
 
     # -- matching -----------------------------------------------------------------------------
     def scan_file(self, path) -> ScanResult:
