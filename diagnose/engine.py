@@ -296,7 +296,7 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
     from diagnose.fusion import fuse
 
     matcher = matcher or default_matcher()
-    plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
+    plain = [p for p in paths if p != "-" and not (p.endswith(os.sep) or os.path.isdir(p))]
     scans = dict(zip(plain, matcher.scan_many(plain)))
     out = []
     for p in paths:

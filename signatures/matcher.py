@@ -458,13 +458,18 @@ class Matcher:
         if str(path) == "-":
             return None
         try:
-            st = os.stat(path)
-            if not stat.S_ISREG(st.st_mode) or st.st_size >= SMALL_FILE:
-                return None
-            with open(path, "rb", buffering=0) as f:
-                data = f.read(st.st_size + 1)
+            fd = os.open(path, os.O_RDONLY)
         except OSError:
             return None
+        try:               # one fstat and one read: thousands of small logs make these calls count
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size >= SMALL_FILE:
+                return None
+            data = os.read(fd, st.st_size + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
         return None if data[:2] == b"\x1f\x8b" else data
 
     def _scan_group(self, group: list[tuple[int, bytes]], results: list) -> None:
@@ -489,6 +494,7 @@ class Matcher:
     def _collect(self, pending, base, result: ScanResult) -> None:
         head: list = []
         tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
+        levels: dict[str, str | None] = {}          # several signatures often hit the same line
         for idx, n, text, pid, m in pending:
             line_no = base[idx] + n
             kind, sig = self.owners[pid]
@@ -500,7 +506,9 @@ class Matcher:
                 if value is not None:
                     name = name.decode() if isinstance(name, bytes) else name
                     facts[name] = normalise_fact(name, value.decode("utf-8", "replace"))
-            demoted = not sig.in_warnings and line_level(text) is not None
+            if not sig.in_warnings and text not in levels:
+                levels[text] = line_level(text)
+            demoted = not sig.in_warnings and levels[text] is not None
             result.matches.append(Match(sig, line_no, text, facts, demoted))
         result.matches.sort(key=lambda m: m.line)
         result.hints = sorted(set(head) | set(tail), key=lambda h: (h[1], h[0]))
