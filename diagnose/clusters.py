@@ -34,10 +34,12 @@ class Cluster:
 
 
 def cluster(diagnoses, min_count: int = 1, max_examples: int = 5) -> list[Cluster]:
-    """Templates of the root/evidence lines of logs no signature explained, most frequent first."""
+    """Templates of the root/evidence lines of logs no signature explained (unknown, or only guessed
+    from the wording), most frequent first."""
     groups: dict[str, Cluster] = {}
     for d in diagnoses:
-        if d.family != "unknown" or d.error:
+        guessed = (d.signature or "").startswith("fallback.")
+        if (d.family != "unknown" and not guessed) or d.error:
             continue
         lines = [d.root] if d.root else []
         lines += [e for e in d.evidence if not d.root or e.line != d.root.line][-5:]

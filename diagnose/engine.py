@@ -14,7 +14,7 @@ from diagnose.model import ChainLink, Diagnosis, Line
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
-from signatures.normalise import line_level
+from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
 BENIGN_REACH = 200
@@ -136,6 +136,25 @@ def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> li
     return [Line(n, t) for n, t in sorted(lines.items())][:200]
 
 
+def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
+    """An unexplained failure gets the family its wording points at, as a low-confidence guess.
+
+    The root line counts double; the last few error lines count once. The log stays marked as
+    unexplained (signature `fallback.<family>`), so `diagnose clusters` still lists it."""
+    from signatures.fallback import guess
+
+    lines = [(strip_prefix(root[2]), 2.0)] + [(strip_prefix(t), 1.0) for _, n, t in hints[-8:] if n != root[1]]
+    g = guess(lines)
+    if g is None:
+        return
+    d.family, d.origin, d.signature = g.family, g.origin, f"fallback.{g.family}"
+    d.confidence = 0.3
+    d.title = f"probably {g.family}: guessed from the wording ({', '.join(g.words[:3])}); no signature matched"
+    d.fix = g.fix
+    d.explanation = ("No signature explains this failure. The family is a guess from words in the error "
+                     "lines, not a recognised message: confirm it by reading the root line.")
+
+
 def _excused(line: int, benign: list[Match]) -> bool:
     return any(b.line - BENIGN_REACH <= line <= b.line + 5 for b in benign)
 
@@ -162,6 +181,7 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.fix = ("No signature explains this failure; the root line is the most likely error "
                  "(last exception, fatal signal or error line).")
         d.next_step = UNKNOWN_NEXT
+        _fallback_guess(d, [h for h in hints if h[0] != "frame"], root)
         return d
     d.family = "none"
     if matches:
