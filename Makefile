@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
+.PHONY: demo test accuracy ablation bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,9 @@ test: $(VENV)/.dev sysdeps
 
 accuracy: $(VENV)/.base
 	$(PY) -m bench.accuracy
+
+ablation: $(VENV)/.base
+	$(PY) -m bench.fallback_ablation
 
 bench: $(VENV)/.base sysdeps
 	$(PY) -m bench.throughput
