@@ -15,6 +15,9 @@ $(VENV)/.dev: $(VENV)/.base
 	$(PIP) install -e '.[dev]'
 	# torch is optional; the CPU wheel lies on this disk (an unpinned torch would pull a CUDA build).
 	$(PIP) install torch==2.13.0 || echo "torch 2.13.0 not installable here: torch-specific tests will skip"
+	# triton (pinned to the version the corpus logs were produced with) lets the tests regenerate a
+	# Triton compile error for real; optional like torch.
+	$(PIP) install triton==3.9.0 || echo "triton 3.9.0 not installable here: Triton regeneration tests will skip"
 	touch $@
 
 venv: $(VENV)/.base
