@@ -1,9 +1,15 @@
-"""One pass per log, in linear time: a hyperscan (or re2.Set) gate over the whole text, then re2 on
-the few lines it hit to pull out the named groups.
+"""Matching in linear time, in three steps per chunk of log:
+
+1. the gate: one hyperscan scan for every pattern's required literals (signatures/literals.py), or
+   the whole pattern where its literals are weak; it says which patterns may match (re2.Set where
+   hyperscan has no wheel);
+2. the second phase: for those patterns only, a hyperscan scan that finds every line they match
+   (one joint database for a big chunk; databases cached on disk);
+3. re2 on each of those lines, to confirm and pull out the named groups.
 
 No Python `re` ever runs over log text with a signature pattern, so no input and no signature can
-make matching backtrack. Logs are read in chunks that end at a newline, so memory stays bounded
-whatever the file size.
+make matching backtrack. Big logs are read in 8 MB chunks that end at a newline, so memory stays
+bounded whatever the file size; small logs are scanned together in 64 KiB groups (scan_many).
 """
 from __future__ import annotations
 
