@@ -104,10 +104,8 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
 
 def _numerics_reading(d: Diagnosis) -> None:
     """assert_close text in a log gets the same tolerance reading as `diagnose numerics`."""
-    try:
-        from diagnose.numerics import annotate_diagnosis
-    except ImportError:
-        return
+    from diagnose.numerics import annotate_diagnosis
+
     annotate_diagnosis(d)
 
 
@@ -227,9 +225,11 @@ def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     matched again. Only logs left unexplained (`unknown`) pay for this, never one too big to re-read.
     """
     d = decide(scan, path)
-    # Only `unknown` logs (failure evidence, no signature): a clean-looking log would cost a second
-    # read and scan each, which on a batch of mostly clean logs cost a fifth of the time.
-    if d.family != "unknown" or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
+    if d.error and d.family == "none":
+        d.family = "unknown"
+    # Only unexplained logs (failure evidence, no signature; at most a wording guess): a clean-looking
+    # log would cost a second read and scan each, a fifth of the time on a batch of mostly clean logs.
+    if not _unexplained(d) or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
         return d
     try:
         data = reader()
@@ -243,15 +243,19 @@ def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     rescued = ScanResult(matches=sorted(scan.matches + joined, key=lambda m: m.line), hints=scan.hints,
                          lines=scan.lines, bytes=scan.bytes, error=scan.error)
     d2 = decide(rescued, path)
-    if d2.family in ("none", "unknown"):
+    if d2.family == "none" or _unexplained(d2):
         return d
     d2.confidence = round(min(d2.confidence, 0.75), 2)
     d2.env.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
     return d2
 
 
+def _unexplained(d: Diagnosis) -> bool:
+    return d.family == "unknown" or (d.signature or "").startswith("fallback.")
+
+
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
-    from signatures.normalise import normalise_chunk, strip_prefix
+    from signatures.normalise import normalise_chunk
 
     lines = normalise_chunk(data).split(b"\n")
     pairs: list[tuple[int, bytes]] = []
@@ -304,8 +308,6 @@ def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis
     except OSError as e:
         return Diagnosis(path=str(path), family="unknown", error=f"cannot read: {e.strerror or e}")
     d = _decide(scan, str(path), matcher, _file_reader(log) if str(path) != "-" else (lambda: None))
-    if d.error and d.family == "none":
-        d.family = "unknown"
     if log is not p and (p / "capture.json").exists():
         d = apply_capture(d, load_snapshot(p / "capture.json") or {})
     return fuse(d, snapshot) if snapshot else d
@@ -316,7 +318,7 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
     from diagnose.fusion import fuse
 
     matcher = matcher or default_matcher()
-    plain = [p for p in paths if p != "-" and not (p.endswith(os.sep) or os.path.isdir(p))]
+    plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
     scans = dict(zip(plain, matcher.scan_many(plain)))
     out = []
     for p in paths:
@@ -328,8 +330,6 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
             out.append(Diagnosis(path=p, family="unknown", error="cannot read: no such file"))
             continue
         d = _decide(scan, p, matcher, _file_reader(p))
-        if d.error and d.family == "none":
-            d.family = "unknown"
         out.append(fuse(d, snapshot) if snapshot else d)
     return out
 

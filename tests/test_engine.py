@@ -181,3 +181,12 @@ def test_hard_wrapped_failure_line_is_matched_across_the_wrap(m):
     assert d.confidence <= 0.75 and any("hard-wrapped" in e for e in d.env)
     clean = b"all fine: an illegal memory acc\nounting report was printed\n"
     assert _decide(m.scan_bytes(clean), "<t>", m, lambda: clean).family == "none"
+
+
+def test_wrapped_line_beats_a_wording_guess(m):
+    """The first half alone reads like an illegal access to the fallback; the join finds the signature."""
+    from diagnose.engine import _decide
+
+    wrapped = b"Traceback (most recent call last):\nRuntimeError: CUDA error: an illegal memory access was enc\nountered\n"
+    d = _decide(m.scan_bytes(wrapped), "<t>", m, lambda: wrapped)
+    assert d.signature == "t.ima" and d.root.line == 2
