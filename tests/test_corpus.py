@@ -192,3 +192,21 @@ def test_gpu_scenarios_are_declared_validly_and_parse():
                 py_compile.compile(str(path), doraise=True)
     for script in [*(CORPUS / "gpu").glob("*.sh"), *(CORPUS / "scenarios" / "gpu").glob("*.sh")]:
         assert subprocess.run(["bash", "-n", str(script)]).returncode == 0, script
+
+
+def test_readme_counts_are_the_manifests():
+    """corpus/README.md's count tables are typed: they must say what the manifest says."""
+    import collections
+
+    text = (CORPUS / "README.md").read_text()
+    counts = text[text.index("## Counts"):].split("\n## ", 1)[0]
+    tables: dict[str, dict[str, int]] = {}
+    for block in counts.split("\n\n"):
+        rows = [r for r in block.splitlines() if r.startswith("|") and not r.startswith("|---")]
+        if rows:
+            key = rows[0].strip("| ").split(" |")[0]
+            tables[key] = {r.split("|")[1].strip().split(" ")[0]: int(r.split("|")[2]) for r in rows[1:]}
+    manifest = ROWS
+    assert f"({len(manifest)} logs" in counts
+    for column in ("family", "origin", "framework"):
+        assert tables[column] == dict(collections.Counter(r[column] for r in manifest)), column
