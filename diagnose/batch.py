@@ -56,18 +56,18 @@ def _work(path: str) -> Diagnosis:
         return Diagnosis(path=path, family="unknown", error=f"internal error: {type(e).__name__}: {e}")
 
 
-GROUP_BYTES = 8 << 20
-GROUP_FILES = 64
+TASK_BYTES = 8 << 20
+TASK_FILES = 64
 
 
 def _groups(files: list[str], sizes: dict[str, int]):
-    """Files (largest first) in groups of about GROUP_BYTES or GROUP_FILES: big files travel alone,
+    """Files (largest first) in groups of about TASK_BYTES or TASK_FILES: big files travel alone,
     small ones together, so no worker is handed most of the bytes at once."""
     group, size = [], 0
     for f in files:
         group.append(f)
         size += sizes[f]
-        if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
+        if size >= TASK_BYTES or len(group) >= TASK_FILES:
             yield group
             group, size = [], 0
     if group:
