@@ -75,10 +75,10 @@ def main() -> int:
 
     row("python -c pass (interpreter start: shows how loaded the machine is)", [py, "-S", "-c", "pass"])
     print("with torch installed (this virtualenv):" if has_torch else "this virtualenv has no torch:")
-    d_human = row("  diagnose env", [py, "-m", "diagnose", "env"])
-    d_json = row("  diagnose env --json", [py, "-m", "diagnose", "env", "--json"])
-    row("  diagnose env --full (pynvml + cuda-bindings even with no driver)", [py, "-m", "diagnose", "env", "--full"])
-    row("  diagnose env --import-frameworks always", [py, "-m", "diagnose", "env", "--import-frameworks", "always"])
+    d_human = row("  diagnose env", [py, "-m", "cli", "env"])
+    d_json = row("  diagnose env --json", [py, "-m", "cli", "env", "--json"])
+    row("  diagnose env --full (pynvml + cuda-bindings even with no driver)", [py, "-m", "cli", "env", "--full"])
+    row("  diagnose env --import-frameworks always", [py, "-m", "cli", "env", "--import-frameworks", "always"])
     imp = collect = None
     if has_torch:
         imp = row("  python -c 'import torch'", [py, "-c", "import torch"])
@@ -90,9 +90,9 @@ def main() -> int:
         print(f"\nwithout torch (virtualenv {NO_TORCH_VENV}: {note}):")
         if vpy:
             env = dict(os.environ, PYTHONPATH=str(ROOT))
-            nd_human = row("  diagnose env", [str(vpy), "-m", "diagnose", "env"], env)
-            nd_json = row("  diagnose env --json", [str(vpy), "-m", "diagnose", "env", "--json"], env)
-            row("  diagnose env --full", [str(vpy), "-m", "diagnose", "env", "--full"], env)
+            nd_human = row("  diagnose env", [str(vpy), "-m", "cli", "env"], env)
+            nd_json = row("  diagnose env --json", [str(vpy), "-m", "cli", "env", "--json"], env)
+            row("  diagnose env --full", [str(vpy), "-m", "cli", "env", "--full"], env)
             cd = vpy.parent / "cuda-doctor"
             if cd.exists():
                 doctor = row("  cuda-doctor diagnose (cuda-doctor 0.2.0)", [str(cd), "diagnose"])

@@ -15,7 +15,7 @@ OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
 
 
 def diagnose(*args, input=None):
-    return subprocess.run([sys.executable, "-m", "diagnose", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True,
                           input=input, timeout=120)
 
 
@@ -114,7 +114,7 @@ def test_redos_prone_signature_runs_in_linear_time(tmp_path):
     (tmp_path / "redos.toml").write_text(REDOS)
     log = tmp_path / "evil.log"
     log.write_text("RuntimeError: " + "a" * 5000 + "!\nRuntimeError: ab cd x\n")
-    r = subprocess.run([sys.executable, "-m", "diagnose", "classify", "--format", "jsonl", "--signatures",
+    r = subprocess.run([sys.executable, "-m", "cli", "classify", "--format", "jsonl", "--signatures",
                         str(tmp_path / "redos.toml"), str(log)], capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr.decode()
     [x] = rows(r.stdout)
@@ -145,7 +145,7 @@ def test_signatures_list_show_export_check():
 
 
 def test_help_does_not_import_heavy_modules():
-    code = ("import sys; from diagnose.cli import build_parser; build_parser(); "
+    code = ("import sys; from cli.main import build_parser; build_parser(); "
             "bad=[m for m in ('rich','textual','numpy','torch','hyperscan','re2','psutil') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
     assert out == "[]"

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from diagnose import numerics as nm
-from diagnose.cli import main
+from cli.main import main
 from diagnose.model import Diagnosis, Line
 
 

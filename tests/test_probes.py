@@ -14,7 +14,7 @@ from probes.checks import run_checks
 from probes.schema import SCHEMA, SnapshotError, validate
 
 FIX = Path(__file__).parent / "fixtures" / "snapshots"
-DIAGNOSE = [sys.executable, "-m", "diagnose"]
+DIAGNOSE = [sys.executable, "-m", "cli"]
 
 
 def _loadable(name):
@@ -181,7 +181,7 @@ def test_recorded_snapshots_of_this_machine_still_check():
 
 
 def test_help_does_not_import_the_probes():
-    code = "import sys; from diagnose.cli import build_parser; build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('probes', 'psutil', 'pynvml', 'cuda', 'rich', 'torch')))"
+    code = "import sys; from cli.main import build_parser; build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('probes', 'psutil', 'pynvml', 'cuda', 'rich', 'torch')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

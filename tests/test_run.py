@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.commands.run import wants_rerun
+from cli.commands.run import wants_rerun
 from probes.capture import scan_compile_output
 
 PROGRAMS = Path(__file__).parent / "fixtures" / "programs"
-DIAGNOSE = [sys.executable, "-m", "diagnose", "run"]
+DIAGNOSE = [sys.executable, "-m", "cli", "run"]
 
 
 def drun(tmp_path, *cmd, opts=(), timeout=120):
@@ -49,7 +49,7 @@ def test_torch_shape_error(tmp_path):
     assert cap["command"][-1].endswith("torch_shape_error.py") and cap["cwd"] == os.getcwd()
     assert cap["peak_rss_bytes"] > 50 << 20          # torch itself is bigger than that
     # the bundle is what classify/explain read
-    c = subprocess.run([sys.executable, "-m", "diagnose", "classify", "-f", "jsonl", str(out)], capture_output=True, text=True)
+    c = subprocess.run([sys.executable, "-m", "cli", "classify", "-f", "jsonl", str(out)], capture_output=True, text=True)
     assert json.loads(c.stdout)["family"] == "shape-stride-mismatch"
 
 

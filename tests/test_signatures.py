@@ -89,7 +89,7 @@ def test_reference_page_is_current():
     """docs/signatures.md is generated (`make signatures-doc`); a signature change must regenerate it."""
     from pathlib import Path
 
-    from diagnose.commands.signatures import render_reference
+    from cli.commands.signatures import render_reference
 
     page = Path(__file__).resolve().parent.parent / "docs" / "signatures.md"
     assert page.read_text() == render_reference(SIGS) + "\n", "run `make signatures-doc` and commit docs/signatures.md"

@@ -125,7 +125,7 @@ def test_triage_command(tmp_path):
     logs = tmp_path / "logs"
     write_logs(logs, 3)
     db = tmp_path / "t.db"
-    run = lambda *a: subprocess.run([sys.executable, "-m", "diagnose", "triage", *a], capture_output=True, text=True)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "cli", "triage", *a], capture_output=True, text=True)
     p = run(str(logs), "--db", str(db), "--export", str(tmp_path / "o.md"), "--jobs", "1")
     assert p.returncode == 0, p.stderr
     assert "3 added" in p.stderr and (tmp_path / "o.md").exists()

@@ -50,7 +50,7 @@ class Term:
 def test_real_terminal_review_and_hostile_text(tmp_path):
     db = make_session(tmp_path)
     exe = Path(sys.executable).with_name("diagnose")
-    cmd = f"cd {tmp_path} && TEXTUAL_ANIMATIONS=none {exe if exe.exists() else sys.executable + ' -m diagnose'} tui {db} --reviewer tmuxer"
+    cmd = f"cd {tmp_path} && TEXTUAL_ANIMATIONS=none {exe if exe.exists() else sys.executable + ' -m cli'} tui {db} --reviewer tmuxer"
     term = Term(cmd)
     try:
         before = term.title()

@@ -74,7 +74,7 @@ def run(args) -> int:
     import os
     import shutil
 
-    from diagnose.cli import UsageError
+    from cli.errors import UsageError
 
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":

@@ -18,8 +18,8 @@ def run(args) -> int:
     from pathlib import Path
 
     from diagnose import report
-    from diagnose.cli import UsageError
-    from diagnose.commands.classify import load_extra_signatures, read_snapshot
+    from cli.errors import UsageError
+    from cli.commands.classify import load_extra_signatures, read_snapshot
     from diagnose.engine import bundle_log, diagnose_file
 
     load_extra_signatures(args.signatures)

@@ -26,8 +26,8 @@ def is_session(path: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     import os
 
-    from diagnose.cli import UsageError
-    from diagnose.commands.triage import ingest_paths, open_store
+    from cli.errors import UsageError
+    from cli.commands.triage import ingest_paths, open_store
     from diagnose.store import DEFAULT_DB
 
     db = args.db

@@ -24,7 +24,7 @@ def load_extra_signatures(dirs):
 
 
 def read_snapshot(path):
-    from diagnose.cli import UsageError
+    from cli.errors import UsageError
     from diagnose.engine import load_snapshot
 
     if not path:

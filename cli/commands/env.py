@@ -24,7 +24,7 @@ def run(args) -> int:
     import json
     import sys
 
-    from diagnose.cli import UsageError
+    from cli.errors import UsageError
     from probes.checks import run_checks
     from probes.schema import SnapshotError, validate
 

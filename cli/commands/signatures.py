@@ -24,7 +24,7 @@ def run(args) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from diagnose.cli import UsageError
+    from cli.errors import UsageError
     from signatures.loader import load_all
     from signatures.normalise import visible
 

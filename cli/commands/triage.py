@@ -18,7 +18,7 @@ def add_parser(sub):
 
 
 def open_store(path, create=True):
-    from diagnose.cli import UsageError
+    from cli.errors import UsageError
     from diagnose.store import DEFAULT_DB, Store, StoreError
 
     try:
@@ -31,7 +31,7 @@ def ingest_paths(store, paths, jobs=None, env=None) -> int:
     """Ingest with a progress bar; prints a one-line summary to stderr. Returns the exit status."""
     import sys
 
-    from diagnose.commands.classify import read_snapshot
+    from cli.commands.classify import read_snapshot
     from diagnose.store import ingest
 
     snapshot = read_snapshot(env)
@@ -47,7 +47,7 @@ def ingest_paths(store, paths, jobs=None, env=None) -> int:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from diagnose.cli import UsageError
+    from cli.errors import UsageError
     from diagnose.store import StoreError
 
     if not args.paths and not args.export:

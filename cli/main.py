@@ -1,17 +1,14 @@
-"""The `diagnose` command line. Subcommands live in diagnose/commands/, imported lazily."""
+"""The `diagnose` command line. Subcommands live in cli/commands/, imported lazily."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
 
+from cli.errors import UsageError
 from diagnose import __version__
 
 COMMANDS = ("classify", "explain", "clusters", "signatures", "env", "run", "triage", "tui", "numerics")
-
-
-class UsageError(Exception):
-    """Bad usage a user can fix: printed without a traceback, exit status 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,9 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"diagnose.commands.{name}")
+            module = importlib.import_module(f"cli.commands.{name}")
         except ModuleNotFoundError as e:
-            if e.name == f"diagnose.commands.{name}":
+            if e.name == f"cli.commands.{name}":
                 continue
             raise
         p = module.add_parser(sub)

@@ -22,7 +22,7 @@ def add_parser(sub):
 def run(args) -> int:
     import json
 
-    from diagnose.cli import UsageError
+    from cli.errors import UsageError
     from diagnose.numerics import NumericsError, analyse, load_tensor
 
     if args.k is not None and args.k <= 0:

@@ -1,3 +1,0 @@
-from diagnose.cli import main
-
-raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""Findings rendered one way for every reader: a text block at 80 columns, JSON lines, Markdown, SARIF 2.1.0."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+from findings.model import Finding, sort_findings
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+-.!|~"})
+
+
+def md_escape(text: str) -> str:
+    """Markdown-safe inline text: backticks, pipes and HTML are escaped, newlines become spaces."""
+    return str(text).replace("\r", " ").replace("\n", " ").translate(_MD_SPECIAL)
+
+
+def text_block(f: Finding, width: int = 80) -> str:
+    """`file:line:col  severity  id` then the title, the source line, why and fix, wrapped to width."""
+    wrap = lambda s, ind="    ": textwrap.fill(s, width, initial_indent=ind, subsequent_indent=ind)  # noqa: E731
+    head = "  ".join(x for x in (f.where, f.severity, f.id) if x)
+    lines = [head, wrap(f.title)]
+    if f.evidence and f.evidence[0].text:
+        lines.append("    | " + f.evidence[0].text.strip()[: width - 6])
+    if f.why:
+        lines.append(wrap("why: " + f.why))
+    if f.fix:
+        lines.append(wrap("fix: " + f.fix))
+    return "\n".join(lines)
+
+
+def text(findings, width: int = 80) -> str:
+    return "\n\n".join(text_block(f, width) for f in sort_findings(findings))
+
+
+def jsonl(findings) -> str:
+    return "".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in sort_findings(findings))
+
+
+def markdown(findings) -> str:
+    rows = ["| severity | where | id | finding |", "|---|---|---|---|"]
+    for f in sort_findings(findings):
+        rows.append(f"| {f.severity} | {md_escape(f.where)} | {md_escape(f.id)} | {md_escape(f.title)} |")
+    return "\n".join(rows) + "\n"
+
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def sarif(findings, tool: str = "diagnose", version: str = "", rules: dict | None = None) -> dict:
+    """A SARIF 2.1.0 log: one run, the rules that fired, one result per finding."""
+    findings = sort_findings(findings)
+    rules = rules or {}
+    ids = sorted({f.id for f in findings} | set(rules))
+    driver = {"name": tool, "version": version, "informationUri": "https://example.invalid/diagnose",
+              "rules": [{"id": i, "shortDescription": {"text": rules.get(i, i)}} for i in ids]}
+    results = []
+    for f in findings:
+        r = {"ruleId": f.id, "level": _SARIF_LEVEL[f.severity],
+             "message": {"text": f.title + (f" Fix: {f.fix}" if f.fix else "")}}
+        locs = []
+        for e in f.evidence:
+            if not e.file:
+                continue
+            region = {}
+            if e.line:
+                region["startLine"] = e.line
+                if e.col:
+                    region["startColumn"] = e.col
+                if e.end_line:
+                    region["endLine"] = e.end_line
+            loc = {"physicalLocation": {"artifactLocation": {"uri": e.file}}}
+            if region:
+                loc["physicalLocation"]["region"] = region
+            locs.append(loc)
+        if locs:
+            r["locations"] = locs
+        results.append(r)
+    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
+            "runs": [{"tool": {"driver": driver}, "results": results}]}
