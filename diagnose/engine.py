@@ -97,16 +97,17 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.frameworks = list(sig.frameworks)
     d.confidence = _confidence(root, roots, wrappers, failures)
     d.evidence = _evidence(root, failures, scan)
-    if d.family == "numerical-mismatch":
-        _numerics_reading(d)
     return d
 
 
-def _numerics_reading(d: Diagnosis) -> None:
-    """assert_close text in a log gets the same tolerance reading as `diagnose numerics`."""
-    from diagnose.numerics import annotate_diagnosis
+def _readings(d: Diagnosis) -> Diagnosis:
+    """Other readers' view of the chosen root (outside `decide`, which stays a pure function of the scan):
+    assert_close text in a log gets the same tolerance reading as `diagnose numerics`."""
+    if d.family == "numerical-mismatch":
+        from diagnose.numerics import annotate_diagnosis
 
-    annotate_diagnosis(d)
+        annotate_diagnosis(d)
+    return d
 
 
 def _confidence(root: Match, roots, wrappers, failures) -> float:
@@ -218,6 +219,10 @@ RESCUE_MAX_BYTES = 4 << 20      # an unexplained log up to this size is re-read 
 
 
 def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
+    return _readings(_decide_scan(scan, path, matcher, reader))
+
+
+def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     """decide(), then, when nothing explained the log, the same again over its hard-wrapped lines.
 
     Terminals and issue pastes cut long lines mid-word ("...ProcessGroupNCCL'" / "s watchdog got
@@ -246,7 +251,7 @@ def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     if d2.family == "none" or _unexplained(d2):
         return d
     d2.confidence = round(min(d2.confidence, 0.75), 2)
-    d2.env.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
+    d2.notes.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
     return d2
 
 
@@ -337,7 +342,7 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
 def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:
     """What `diagnose run` saw of the process (timeout, signal, exit status) when the log says nothing."""
     if cap.get("timed_out"):
-        d.env.append(f"the command was killed by the harness after {cap.get('wall_s', '?')} s (--timeout)")
+        d.notes.append(f"the command was killed by the harness after {cap.get('wall_s', '?')} s (--timeout)")
         if d.family in ("none", "unknown"):
             d.family, d.origin, d.signature = "timeout-hang", "runtime-assumption", "capture.timeout"
             d.title = "the command did not finish within its timeout and was killed"
@@ -350,9 +355,9 @@ def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:
         return d
     sig, code = cap.get("signal"), cap.get("exit_code")
     if sig:
-        d.env.append(f"the process was killed by {sig}")
+        d.notes.append(f"the process was killed by {sig}")
     elif code not in (None, 0):
-        d.env.append(f"the command exited with status {code}")
+        d.notes.append(f"the command exited with status {code}")
     if d.family == "none" and (sig or code not in (None, 0)):
         d.family, d.confidence = "unknown", 0.4
         d.title = f"the command failed ({sig or f'exit status {code}'}) with no error text a signature explains"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from findings import Finding
+
 SCHEMA = "diagnose.diagnosis/1"
 
 
@@ -42,6 +44,8 @@ class Diagnosis:
     frameworks: list[str] = field(default_factory=list)
     evidence: list[Line] = field(default_factory=list)   # every line worth reading, root included
     env: list[str] = field(default_factory=list)          # what the environment snapshot added
+    notes: list[str] = field(default_factory=list)        # other readings: numerics, capture, wrapped lines
+    findings: list[Finding] = field(default_factory=list)  # what other readers found about the same task
     lines: int | None = None                              # total lines, when counted (gz, stdin)
     bytes: int = 0
     error: str | None = None                              # the input could not be read in full
@@ -58,7 +62,8 @@ class Diagnosis:
             "explanation": self.explanation, "references": list(self.references),
             "frameworks": list(self.frameworks),
             "evidence": [{"line": e.line, "text": e.text} for e in self.evidence],
-            "env": list(self.env), "lines": self.lines, "bytes": self.bytes,
+            "env": list(self.env), "notes": list(self.notes),
+            "findings": [f.to_json() for f in self.findings], "lines": self.lines, "bytes": self.bytes,
         }
         if self.error is not None:
             d["error"] = self.error
@@ -71,5 +76,6 @@ class Diagnosis:
         root = d.pop("root", None)
         chain = [ChainLink(**c) for c in d.pop("chain", [])]
         evidence = [Line(**e) for e in d.pop("evidence", [])]
+        found = [Finding.from_json(f) for f in d.pop("findings", None) or []]
         known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        return cls(root=Line(**root) if root else None, chain=chain, evidence=evidence, **known)
+        return cls(root=Line(**root) if root else None, chain=chain, evidence=evidence, findings=found, **known)

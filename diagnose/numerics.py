@@ -1017,4 +1017,4 @@ def annotate_diagnosis(d) -> None:
     d.facts = facts
     text = tolerance_reading(facts)
     if text:
-        d.env.append("numerics: " + text)
+        d.notes.append("numerics: " + text)

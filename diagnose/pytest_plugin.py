@@ -121,7 +121,7 @@ def reading_for(exc: BaseException, last: dict | None) -> tuple[str, dict]:
             lines.append(f"fix: {d.fix}")
     parsed = parse_mismatch_text(str(exc))
     have_tensors = last is not None and isinstance(exc, AssertionError)
-    for extra in (d.env if d.family not in ("none", "unknown") else []):
+    for extra in (d.env + d.notes if d.family not in ("none", "unknown") else []):
         if not (have_tensors and extra.startswith("numerics:")):   # the tensors give a fuller reading below
             lines.append(extra)
     if last is not None and isinstance(exc, AssertionError):

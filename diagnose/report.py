@@ -179,6 +179,8 @@ def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> No
             parts.append(Panel(Text(visible(text)), title=label, title_align="left"))
     if d.env:
         parts.append(Panel(Text("\n".join(visible(e) for e in d.env)), title="environment", title_align="left"))
+    if d.notes:
+        parts.append(Panel(Text("\n".join(visible(e) for e in d.notes)), title="notes", title_align="left"))
     if d.references:
         parts.append(Panel(Text("\n".join(d.references)), title="references", title_align="left"))
     console.print(Group(*parts))

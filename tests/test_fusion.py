@@ -76,7 +76,7 @@ def test_bundle_capture_timeout_and_signal(tmp_path):
     (b / "output.log").write_text("step 1\nstep 2\n")
     (b / "capture.json").write_text(json.dumps({"timed_out": True, "wall_s": 30.0, "signal": "SIGKILL"}))
     d = diagnose_file(b)
-    assert d.family == "timeout-hang" and any("30.0 s" in e for e in d.env)
+    assert d.family == "timeout-hang" and any("30.0 s" in e for e in d.notes)
     (b / "capture.json").write_text(json.dumps({"timed_out": False, "signal": "SIGKILL", "exit_code": None}))
     d = diagnose_file(b)
     assert d.family == "unknown" and "SIGKILL" in d.title

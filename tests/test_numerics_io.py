@@ -66,12 +66,12 @@ def test_annotate_diagnosis_adds_facts_and_reading():
     d = Diagnosis(path="log", family="numerical-mismatch", root=Line(3, text.splitlines()[1]),
                   facts={"mismatched_count": parsed["mismatched_count"], "total_count": parsed["total_count"],
                          "max_rel_diff": str(parsed["max_rel_diff"]), "rtol": "1e-07", "dtype": "bfloat16"},
-                  env=["earlier line"], explanation="kept")
+                  notes=["earlier line"], explanation="kept")
     nm.annotate_diagnosis(d)
     assert d.facts["mismatch_fraction"] == 1.0
     assert d.facts["rtol"] == 1e-7 and isinstance(d.facts["max_rel_diff"], float)
-    assert d.env[0] == "earlier line" and d.explanation == "kept"       # appended, not replaced
-    reading = d.env[1]
+    assert d.notes[0] == "earlier line" and d.explanation == "kept"       # appended, not replaced
+    reading = d.notes[1]
     assert reading.startswith("numerics: 100 of 100 elements (100.000%) mismatch")
     assert "rtol in use (1e-07) is below one bfloat16 rounding (0.00391)" in reading
     assert "within a few bfloat16 ULPs" in reading
@@ -88,7 +88,7 @@ def test_engine_numerical_mismatch_gets_reading_when_a_signature_matches():
     d = diagnose_text("Traceback (most recent call last):\nAssertionError: " + text)
     if d.family != "numerical-mismatch":
         pytest.skip(f"no numerical-mismatch signature matches numpy's message yet (got {d.family})")
-    assert any(e.startswith("numerics: 100 of 100 elements") for e in d.env)
+    assert any(e.startswith("numerics: 100 of 100 elements") for e in d.notes)
 
 
 # -- loading -------------------------------------------------------------------------------------

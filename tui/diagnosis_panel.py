@@ -129,6 +129,12 @@ class DiagnosisPanel(VerticalScroll, can_focus=False):
                 env.append("\n")
                 env.append_text(safe(e))
             yield Static(env, id="env")
+        if d.notes:
+            notes = _section("Notes")
+            for e in d.notes:
+                notes.append("\n")
+                notes.append_text(safe(e))
+            yield Static(notes, id="notes")
         if d.explanation:
             ex = _section("Why")
             ex.append("\n")
