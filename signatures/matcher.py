@@ -252,6 +252,31 @@ def _cached_db(key_parts: list[bytes], build):
     return db
 
 
+def _joint_db(raw: list[bytes]):
+    """(one hyperscan database of every pattern it compiles whole, the ids in it). Non-ASCII
+    patterns stay out (bytes mode would split a non-ASCII class into bytes): they are gated."""
+    import hyperscan as hs
+
+    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+
+    def compiles(p: bytes) -> bool:
+        try:
+            hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[p], ids=[0], elements=1, flags=[flags])
+            return True
+        except hs.error:
+            return False
+
+    ids = cached_pickle([b"joint-ids", _source_digest()] + raw,
+                        lambda: [pid for pid, p in enumerate(raw) if p.isascii() and compiles(p)])
+
+    def build():
+        db = hs.Database(mode=hs.HS_MODE_BLOCK)
+        db.compile(expressions=[raw[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
+        return db
+
+    return _cached_db([b"joint", repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids], build), frozenset(ids)
+
+
 class Matcher:
     def __init__(self, signatures: list[Signature]):
         import re2
@@ -273,8 +298,15 @@ class Matcher:
         hint_ids = frozenset(i for i, (kind, sig) in enumerate(self.owners) if sig is None)
         self.gate, self.gate_exprs = _make_gate(raw, hint_ids)
         self._singles: dict = {}
-        self._together: dict = {}
         self._hs = getattr(self.gate, "_hs", None)
+        self._joint = self._rest_gate = None
+        self.in_joint: frozenset[int] = frozenset()
+        if self._hs is not None:
+            self._joint, self.in_joint = _joint_db(raw)
+            rest = [pid for pid in range(len(raw)) if pid not in self.in_joint]
+            group = [(e, f, pid) for pid in rest for e, f in self.gate_exprs[pid]]
+            self._rest_gate = _HyperscanGate([e for e, _, _ in group], [f for _, f, _ in group],
+                                             [pid for _, _, pid in group]) if group else (lambda buf: set())
 
     # -- reading ------------------------------------------------------------------------------
     @staticmethod
@@ -494,7 +526,12 @@ class Matcher:
                 pos += 1
         buf = b"".join(parts)
         found: list[tuple[int, int, int]] = []
-        for pid in self.gate(buf):
+        if self._joint is not None:     # every line of every pattern in one scan; the rest gated
+            found = self._joint_lines(buf, None, None)
+            pids = self._rest_gate(buf)
+        else:
+            pids = self.gate(buf)
+        for pid in pids:
             found += [(ls, le, pid) for ls, le in self._locate(pid, buf, 0, 1 << 30)]
         per_file: dict[int, list] = {}
         for hit in found:
@@ -550,51 +587,48 @@ class Matcher:
         return lines
 
     def _hit_lines_together(self, pids: set[int], buf: bytes) -> list[tuple[int, int, int]]:
-        """_hit_lines for several patterns in one scan of a big chunk (a big log's noise wakes the
-        same patterns chunk after chunk: their joint database is compiled once and kept on disk)."""
-        whole = sorted(p for p in pids if self.raw[p].isascii())
+        """_hit_lines for several patterns in one scan of a big chunk, with the joint database of all
+        patterns (one database whatever the gated set, so a varied big log compiles nothing)."""
+        whole = {p for p in pids if p in self.in_joint}
         found = [(ls, le, pid) for pid in pids if pid not in whole for ls, le in self._hit_lines(pid, buf)]
         if not whole:
             return found
-        hs = self._hs
-        flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+        caps = {p: (TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in whole}
+        return found + self._joint_lines(buf, whole, caps)
 
-        def build():
-            db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            db.compile(expressions=[self.raw[p] for p in whole], ids=list(range(len(whole))),
-                       elements=len(whole), flags=[flags] * len(whole))
-            return db
+    def _joint_lines(self, buf: bytes, only, caps) -> list[tuple[int, int, int]]:
+        """(line start, line end, pattern id) of every line where a pattern of the joint database
+        matches, one entry per pattern and line. With `caps`, a pattern keeps its first caps[pid]
+        lines and, for a generic hint, the last TAIL_HINTS * 10 more (the last traceback matters)."""
+        last_end: dict[int, int] = {}
+        head: dict[int, list] = collections.defaultdict(list)
+        tails: dict[int, collections.deque] = {}
+        hint = self.owners
 
-        key = tuple(whole)
-        db = self._together.get(key)
-        if db is None:
-            try:
-                db = _cached_db([b"together"] + [self.raw[p] for p in whole], build)
-            except hs.error:         # one pattern too big for a joint database: one scan each
-                return found + [(ls, le, pid) for pid in whole for ls, le in self._hit_lines(pid, buf)]
-            if len(self._together) > 64:
-                self._together.clear()
-            self._together[key] = db
-        last_end = [-1] * len(whole)
-        head: list[list[tuple[int, int]]] = [[] for _ in whole]
-        tails = [collections.deque(maxlen=TAIL_HINTS * 10) for _ in whole]
-        caps = [(TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in whole]
-
-        def on_match(i, _from, to, _flags, _ctx):
+        def on_match(pid, _from, to, _flags, _ctx):
+            if only is not None and pid not in only:
+                return False
             end = to - 1 if to > 0 else 0
-            if end <= last_end[i]:
+            if end <= last_end.get(pid, -1):
                 return False
             ls = buf.rfind(b"\n", 0, end) + 1
             le = buf.find(b"\n", end)
             le = len(buf) if le < 0 else le
-            last_end[i] = le
-            (head[i] if len(head[i]) < caps[i] else tails[i]).append((ls, le))
+            last_end[pid] = le
+            lines = head[pid]
+            if caps is None or len(lines) < caps[pid]:
+                lines.append((ls, le))
+            elif hint[pid][1] is None:
+                t = tails.get(pid)
+                if t is None:
+                    t = tails[pid] = collections.deque(maxlen=TAIL_HINTS * 10)
+                t.append((ls, le))
             return False
 
-        db.scan(buf, match_event_handler=on_match)
-        for i, pid in enumerate(whole):
-            keep = head[i] + (list(tails[i]) if self.owners[pid][1] is None else [])
-            found += [(ls, le, pid) for ls, le in keep]
+        self._joint.scan(buf, match_event_handler=on_match)
+        found = [(ls, le, pid) for pid, lines in head.items() for ls, le in lines]
+        for pid, t in tails.items():
+            found += [(ls, le, pid) for ls, le in t]
         return found
 
     def _locate(self, pid: int, buf: bytes, start: int, limit: int) -> list[tuple[int, int]]:
