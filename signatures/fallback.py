@@ -66,14 +66,20 @@ def _word_scanner(words: list[str]):
     from signatures.matcher import _cached_db
 
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
-    ok, bad = [], []
-    for i, w in enumerate(words):
+    def compiles(ids: list[int]) -> bool:
         try:
             hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
-                expressions=[w.encode()], ids=[0], elements=1, flags=[flags])
-            ok.append(i)
+                expressions=[words[i].encode() for i in ids], ids=ids, elements=len(ids), flags=[flags] * len(ids))
+            return True
         except hyperscan.error:
-            bad.append(i)
+            return False
+
+    everything = list(range(len(words)))
+    if compiles(everything):     # the usual case: one compile, not one per word
+        ok, bad = everything, []
+    else:
+        ok = [i for i in everything if compiles([i])]
+        bad = [i for i in everything if i not in ok]
     exprs = [words[i].encode() for i in ok]
 
     def build():

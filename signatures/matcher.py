@@ -35,7 +35,6 @@ MAX_LINE = 16 << 20      # a "line" longer than this is cut (a 100 MB line with 
 MAX_PER_PATTERN = 20     # evidence kept per pattern per chunk
 MAX_TEXT = 2000          # characters of a line kept for display
 SMALL_FILE = 1 << 20     # files smaller than this are scanned together (scan_many)
-TOGETHER_MIN = 1 << 20   # chunks this big locate all their gated patterns in one joint scan
 GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patterns' second phase
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
@@ -416,7 +415,7 @@ class Matcher:
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
             pids = self.gate(buf)
-            if len(pids) > 1 and len(buf) >= TOGETHER_MIN and self._hs is not None:
+            if len(pids) > 1:       # one joint scan (per-pattern scans where there is no joint database)
                 found = self._hit_lines_together(pids, buf)
             else:
                 for pid in pids:
