@@ -34,6 +34,8 @@ CHUNK = 8 << 20          # bytes read at a time
 MAX_LINE = 16 << 20      # a "line" longer than this is cut (a 100 MB line with no newline)
 MAX_PER_PATTERN = 20     # evidence kept per pattern per chunk
 MAX_TEXT = 2000          # characters of a line kept for display
+MAX_FACT = 4000          # bytes of a named group kept (a fact is a size, a name, a shape: never this long)
+FILE_KEEP = 100          # matches of one signature pattern kept from the start of a big log, and from its end
 SMALL_FILE = 1 << 20     # files smaller than this are scanned together (scan_many)
 GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patterns' second phase
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
@@ -405,7 +407,14 @@ class Matcher:
         scan itself, so for a regular file it is deferred: only when a hit lies past the first chunk
         is the file read again up to that chunk. Streams that cannot be re-read are counted as they go.
         """
-        pending: list[tuple[int, int, str, int, object]] = []   # (chunk, line in chunk, text, pid, re2 match)
+        # Memory stays bounded whatever the size and the line lengths: an entry holds capped text and
+        # capped groups, never the line; generic hints keep the first and last TAIL_HINTS (all that
+        # _collect uses); a signature pattern keeps its first and last FILE_KEEP matches.
+        hint_head: list = []
+        hint_tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
+        sig_head: dict[int, list] = collections.defaultdict(list)
+        sig_tail: dict[int, collections.deque] = {}
+        order = 0           # arrival order, so the kept matches come back in the order they were found
         counts: list[int] = []
         for idx, chunk in enumerate(self.chunks(f)):
             if idx == 0 and b"\0" in chunk[:8192]:
@@ -420,9 +429,26 @@ class Matcher:
             else:
                 for pid in pids:
                     found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
-            pending += self._confirm(buf, found, 0, idx)
+            for entry in self._confirm(buf, found, 0, idx):
+                pid = entry[3]
+                if self.owners[pid][1] is None:
+                    (hint_head if len(hint_head) < TAIL_HINTS else hint_tail).append(entry)
+                    continue
+                order += 1
+                head = sig_head[pid]
+                if len(head) < FILE_KEEP:
+                    head.append((order, entry))
+                else:
+                    tail = sig_tail.get(pid)
+                    if tail is None:
+                        tail = sig_tail[pid] = collections.deque(maxlen=FILE_KEEP)
+                    tail.append((order, entry))
             if reread_path is None:
                 counts.append(buf.count(b"\n"))
+        kept = sorted((e for h in sig_head.values() for e in h), key=lambda e: e[0])
+        if sig_tail:
+            kept = sorted(kept + [e for t in sig_tail.values() for e in t], key=lambda e: e[0])
+        pending = hint_head + list(hint_tail) + [e for _, e in kept]
         need = max((p[0] for p in pending), default=0)
         if need > len(counts):
             counts = self._recount(reread_path, need)
@@ -459,7 +485,10 @@ class Matcher:
             if m is not None:
                 kept[pid] += 1
                 text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-                pending.append((idx, n + 1, text, pid, m))
+                # the groups, capped, not the match object: it would keep the whole line alive
+                groups = None if self.owners[pid][1] is None else \
+                    {k: v[:MAX_FACT] for k, v in m.groupdict().items() if v is not None}
+                pending.append((idx, n + 1, text, pid, groups))
         return pending
 
     # -- many small files at once -------------------------------------------------------------
@@ -542,17 +571,16 @@ class Matcher:
         head: list = []
         tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
         levels: dict[str, str | None] = {}          # several signatures often hit the same line
-        for idx, n, text, pid, m in pending:
+        for idx, n, text, pid, groups in pending:
             line_no = base[idx] + n
             kind, sig = self.owners[pid]
             if sig is None:
                 (head if len(head) < TAIL_HINTS else tail).append((kind, line_no, text))
                 continue
             facts = {}
-            for name, value in m.groupdict().items():
-                if value is not None:
-                    name = name.decode() if isinstance(name, bytes) else name
-                    facts[name] = normalise_fact(name, value.decode("utf-8", "replace"))
+            for name, value in groups.items():
+                name = name.decode() if isinstance(name, bytes) else name
+                facts[name] = normalise_fact(name, value.decode("utf-8", "replace"))
             if not sig.in_warnings and text not in levels:
                 levels[text] = line_level(text)
             demoted = not sig.in_warnings and levels[text] is not None
