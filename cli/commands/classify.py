@@ -13,6 +13,12 @@ def add_parser(sub):
     p.add_argument("--signatures", metavar="DIR", action="append", default=[],
                    help="extra signature files or directories (added to the shipped ones)")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--cluster", metavar="tcp://HOST:PORT",
+                   help="run the batch on a Dask distributed scheduler (extra `cluster`; docs/cluster.md)")
+    p.add_argument("--cluster-timeout", type=float, default=10, metavar="SECONDS",
+                   help="with --cluster: how long to try to reach the scheduler (default 10)")
+    p.add_argument("--send-bytes", action="store_true",
+                   help="with --cluster: send each file's bytes to the workers (no shared filesystem needed)")
     return p
 
 
@@ -42,10 +48,23 @@ def run(args: argparse.Namespace) -> int:
 
     load_extra_signatures(args.signatures)
     snapshot = read_snapshot(args.env)
-    if args.format == "jsonl":     # workers render the lines themselves, in parallel
-        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=report.jsonl_line)
+    render = report.jsonl_line if args.format == "jsonl" else None   # workers render the lines, in parallel
+    if args.cluster:
+        from cli.errors import UsageError
+        from diagnose import cluster
+
+        try:
+            results = cluster.classify(cluster.scheduler_address(args.cluster), args.paths, snapshot=snapshot,
+                                       render=render, send_bytes=args.send_bytes,
+                                       extra_signatures=args.signatures, timeout=args.cluster_timeout)
+        except cluster.ClusterError as e:
+            raise UsageError(str(e)) from None
+    elif args.send_bytes:
+        from cli.errors import UsageError
+
+        raise UsageError("--send-bytes goes with --cluster tcp://HOST:PORT")
     else:
-        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot)
+        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=render)
     out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
         if args.format == "jsonl":
