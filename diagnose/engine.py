@@ -272,20 +272,26 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     hot = error_lines(buf)
     if not hot:
         return []
-    lines = buf.split(b"\n")
     pairs: list[tuple[int, bytes]] = []
-    for i in candidate_pairs(lines, hot):
-        a = lines[i].rstrip(b"\r").rstrip()
+    for i, first, second in candidate_pairs(buf, hot):
+        a = first.rstrip(b"\r").rstrip()
         if len(a) < MIN_FIRST:
             continue
-        b = strip_prefix(lines[i + 1].rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
+        b = strip_prefix(second.rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
         if not b:
             continue
         pairs.append((i, a + b))
         pairs.append((i, a + b" " + b))
     if not pairs:
         return []
-    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n")
+    # only signatures that could add something: not generic hints, not benign, not already matched
+    owners = matcher.owners
+
+    def wanted(pid: int) -> bool:
+        sig = owners[pid][1]
+        return sig is not None and sig.role != "benign" and sig.id not in seen_ids
+
+    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n", wanted)
     out, taken = [], set()
     for m in scan.matches:
         i = pairs[m.line - 1][0]

@@ -395,12 +395,13 @@ class Matcher:
                             else f"{what}: {e}")
         return result
 
-    def scan_bytes(self, data: bytes) -> ScanResult:
+    def scan_bytes(self, data: bytes, wanted=None) -> ScanResult:
+        """scan_file for bytes; with `wanted` (pattern id -> bool), only the patterns it accepts."""
         result = ScanResult()
-        self.scan_stream(io.BytesIO(data), result)
+        self.scan_stream(io.BytesIO(data), result, wanted=wanted)
         return result
 
-    def scan_stream(self, f, result: ScanResult, reread_path=None) -> None:
+    def scan_stream(self, f, result: ScanResult, reread_path=None, wanted=None) -> None:
         """Gate each chunk, then locate and read the hit lines.
 
         Line numbers need the newline count of every earlier chunk. Counting costs as much as the
@@ -424,6 +425,8 @@ class Matcher:
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
             pids = self.gate(buf)
+            if wanted is not None:
+                pids = {p for p in pids if wanted(p)}
             if len(pids) > 1:       # one joint scan (per-pattern scans where there is no joint database)
                 found = self._hit_lines_together(pids, buf)
             else:
