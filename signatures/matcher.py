@@ -463,36 +463,64 @@ class Matcher:
         self._collect(pending, base, result)
 
     def _confirm(self, buf: bytes, found: list[tuple[int, int, int]], origin: int, idx: int) -> list:
-        """re2 on each hit line (a segment of it, when \r redraws the line): (chunk, line, text, pid, match).
+        """re2 on each hit line (a segment of it, when \r redraws the line): (chunk, line, text, pid, groups).
 
         `found` holds (line start, line end, pattern id); line numbers count from offset `origin`.
+        Generic hints are confirmed lazily: only the first and the last TAIL_HINTS that hold (a hint
+        between them can never be kept by _collect), so a long traceback costs no re2 per frame.
         """
         found.sort()
+        owners = self.owners
+        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None]
+        hint_ok: dict[int, tuple | None] = {}
+        if len(hint_at) > 2 * TAIL_HINTS:
+            for order in (hint_at, reversed(hint_at)):
+                good = 0
+                for k in order:
+                    if good >= TAIL_HINTS:
+                        break
+                    if k not in hint_ok:
+                        ls, le, pid = found[k]
+                        hint_ok[k] = self._read_line(buf[ls:le], pid)
+                    good += hint_ok[k] is not None
+        else:
+            hint_ok = {k: self._read_line(buf[found[k][0]:found[k][1]], found[k][2]) for k in hint_at}
         pending = []
         n, pos = 0, origin
         kept: collections.Counter = collections.Counter()
-        for ls, le, pid in found:
-            if kept[pid] >= MAX_PER_PATTERN and self.owners[pid][1] is not None:
+        for k, (ls, le, pid) in enumerate(found):
+            sig = owners[pid][1]
+            if sig is None:
+                got = hint_ok.get(k)
+            else:
+                if kept[pid] >= MAX_PER_PATTERN:
+                    continue
+                got = self._read_line(buf[ls:le], pid)
+            if got is None:
                 continue
             n += buf.count(b"\n", pos, ls)
             pos = ls
-            line = buf[ls:le]
-            regex = self.regexes[pid]
-            m = None
-            # A \r inside a line is a progress bar redrawing it (or a CRLF end): match each segment.
-            for seg in (line.split(b"\r") if b"\r" in line else (line,)):
-                m = regex.search(seg)
-                if m is not None:
-                    line = seg
-                    break
-            if m is not None:
-                kept[pid] += 1
-                text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-                # the groups, capped, not the match object: it would keep the whole line alive
-                groups = None if self.owners[pid][1] is None else \
-                    {k: v[:MAX_FACT] for k, v in m.groupdict().items() if v is not None}
-                pending.append((idx, n + 1, text, pid, groups))
+            kept[pid] += 1
+            pending.append((idx, n + 1, got[0], pid, got[1]))
         return pending
+
+    def _read_line(self, line: bytes, pid: int) -> tuple[str, dict | None] | None:
+        """(capped text, capped groups) when pattern `pid` holds on the line (on one of its \r
+        segments: a progress bar redrawing it, or a CRLF end); None when it does not."""
+        regex = self.regexes[pid]
+        m = None
+        for seg in (line.split(b"\r") if b"\r" in line else (line,)):
+            m = regex.search(seg)
+            if m is not None:
+                line = seg
+                break
+        if m is None:
+            return None
+        text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+        # the groups, capped, not the match object: it would keep the whole line alive
+        groups = None if self.owners[pid][1] is None else \
+            {k: v[:MAX_FACT] for k, v in m.groupdict().items() if v is not None}
+        return text, groups
 
     # -- many small files at once -------------------------------------------------------------
     def scan_many(self, paths: list[str]) -> list[ScanResult]:
