@@ -8,7 +8,8 @@ each file's bytes from this process and classify a private copy (no shared files
 
 A worker lost mid-batch loses no row: the scheduler reschedules its tasks on the others (each task
 is pure and may run twice; `retries` adds attempts for tasks that raise). Progress comes from the
-cluster: a row is counted when its task's result arrives. stdin (`-`) cannot travel: it is read here.
+cluster: a row is counted when its task's result arrives. stdin (`-`), FIFOs and devices cannot
+travel: they are read here.
 
 Needs the optional extra `cluster` (dask + distributed); every worker needs this package installed
 at the same version (docs/cluster.md).
@@ -16,6 +17,7 @@ at the same version (docs/cluster.md).
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 from pathlib import Path
 
@@ -140,8 +142,9 @@ def classify(address, paths, snapshot: dict | None = None, render=None, send_byt
         results = [(d.path, d) for d in results]
     sizes = {f: batch._size(f) for f in files}
     files.sort(key=sizes.__getitem__, reverse=True)
-    here = [f for f in files if f == "-"]
-    files = [f for f in files if f != "-"]
+    # stdin, FIFOs and devices cannot travel (and a worker elsewhere would see another one): read here
+    here = [f for f in files if f == "-" or not (os.path.isfile(f) or os.path.isdir(f))]
+    files = [f for f in files if f not in set(here)]
     extra = _extra_signatures(extra_signatures)
     own = client is None
     client = client or connect(address, timeout)
