@@ -58,18 +58,18 @@ def _noise_line(rng: random.Random) -> str:
                     bn=rng.choice([32, 64, 128, 256]), w=rng.choice([4, 8]), st=rng.randint(1, 5))
 
 
-def shared_corpus(files: int, mb: int, seed: int) -> tuple[Path, Path]:
+def shared_corpus(files: int, mb: int, seed: int, generator: Path = SHARED_PERF) -> tuple[Path, Path]:
     """The shared perf corpus and its ripgrep patterns, generated once (the generator is copied here:
     it writes patterns.rg beside itself, and ../shared is read-only in CI)."""
     out = DATA / f"perf-corpus-{files}-{mb}mb-s{seed}"
     gen = DATA / "perfgen"
     if (out / ".complete").exists() and (gen / "patterns.rg").exists():
         return out, gen / "patterns.rg"
-    if not (SHARED_PERF / "gen_corpus.py").exists():
-        sys.exit(f"{SHARED_PERF}/gen_corpus.py not found: run from a checkout with ../shared beside it, "
-                 "or pass --corpus DIR --patterns FILE")
+    if not (generator / "gen_corpus.py").exists():
+        sys.exit(f"{generator}/gen_corpus.py not found: run from a checkout with ../shared beside it, "
+                 "or pass --generator DIR, or --corpus DIR --patterns FILE")
     shutil.rmtree(gen, ignore_errors=True)
-    shutil.copytree(SHARED_PERF, gen, ignore=shutil.ignore_patterns("__pycache__", "corpus"))
+    shutil.copytree(generator, gen, ignore=shutil.ignore_patterns("__pycache__", "corpus"))
     # gen_corpus.py imports CUDA_RT from `signatures`, the old name of its error_patterns module: a
     # one-line shim, so the project's own `signatures` package is not picked up instead
     shim = gen / "shim"
@@ -177,6 +177,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=20000)
     ap.add_argument("--mb", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--generator", type=Path, default=SHARED_PERF, help="the shared perf generator's folder")
     ap.add_argument("--corpus", type=Path, help="bench this directory instead of the shared perf corpus")
     ap.add_argument("--patterns", type=Path, help="ripgrep patterns for --corpus")
     ap.add_argument("--runs", type=int, default=3, help="timed runs of each tool (alternating); medians compared")
@@ -187,7 +188,7 @@ def main() -> None:
     if args.corpus:
         d, pats = args.corpus, args.patterns
     else:
-        d, pats = shared_corpus(args.files, args.mb, args.seed)
+        d, pats = shared_corpus(args.files, args.mb, args.seed, args.generator)
     n, total = _dir_bytes(d)
     print(f"corpus: {n} files, {total / 1e6:.0f} MB in {d} (ready in {time.perf_counter() - t:.1f} s)")
 
