@@ -221,7 +221,7 @@ def main() -> None:
     else:
         print("ripgrep not installed (apt-get install ripgrep) or no patterns: no baseline")
     if not args.skip_big:
-        memory_check("5 GB plain log", big_plain_log(5, d if not args.corpus else None))
+        memory_check("5 GB plain log", big_plain_log(5, d))
         memory_check("1 GB JSON lines", jsonl_log(1))
 
 
