@@ -253,9 +253,30 @@ def _cached_db(key_parts: list[bytes], build):
     return db
 
 
+def _anchored(p: bytes) -> bool:
+    """A `^` or `$` outside a character class (a line anchor, in multiline mode)."""
+    in_class = escaped = False
+    for ch in p.decode("ascii", "replace"):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "^$":
+            return True
+    return False
+
+
 def _joint_db(raw: list[bytes]):
-    """(one hyperscan database of every pattern it compiles whole, the ids in it). Non-ASCII
-    patterns stay out (bytes mode would split a non-ASCII class into bytes): they are gated."""
+    """(one hyperscan database of every pattern it compiles whole, the ids in it).
+
+    Left out, and gated then scanned alone as before: non-ASCII patterns (bytes mode would split a
+    non-ASCII class into bytes), and patterns with a line anchor. hyperscan 0.9.1 drops matches when
+    anchored patterns share a prefix: `^\\s*File "..."` beside `^\\s*device='...'` lost a traceback
+    frame that it finds alone (tests/test_matcher_scale.py holds the joint and single scans equal)."""
     import hyperscan as hs
 
     flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
@@ -268,7 +289,7 @@ def _joint_db(raw: list[bytes]):
             return False
 
     ids = cached_pickle([b"joint-ids", _source_digest()] + raw,
-                        lambda: [pid for pid, p in enumerate(raw) if p.isascii() and compiles(p)])
+                        lambda: [pid for pid, p in enumerate(raw) if p.isascii() and not _anchored(p) and compiles(p)])
 
     def build():
         db = hs.Database(mode=hs.HS_MODE_BLOCK)
