@@ -27,7 +27,8 @@ _scanner = None
 
 
 def _error_lines_scanner():
-    """bytes -> sorted offsets of the ends of error-word matches (any order of words)."""
+    """bytes -> the end offsets (the newline, or the end of the data) of the lines holding an error
+    word, in order, one per line."""
     global _scanner
     if _scanner is not None:
         return _scanner
@@ -35,44 +36,36 @@ def _error_lines_scanner():
         import hyperscan
     except ImportError:
         hyperscan = None
+    words = b"(?:" + b"|".join(w.encode() for w in ERROR_WORDS) + b")"
     if hyperscan is not None:
         from signatures.matcher import _cached_db
 
+        # One expression that runs to the line's end: hyperscan reports an (id, end) once, so a line
+        # costs one callback however many error words it holds (not one per word).
         flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE
-        exprs = [w.encode() for w in ERROR_WORDS]
+        expr = words + rb"[^\n]*$"
 
         def build():
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
-                       flags=[flags] * len(exprs))
+            db.compile(expressions=[expr], ids=[0], elements=1, flags=[flags])
             return db
 
-        db = _cached_db([b"wrapped-error-words", repr(flags).encode()] + exprs, build)
+        db = _cached_db([b"wrapped-error-lines", repr(flags).encode(), expr], build)
 
         def scan(buf: bytes) -> list[int]:
             ends: list[int] = []
-            last = [-1]
-
-            def on_match(_id, _from, to, _flags, _ctx):
-                # one offset per line is enough: skip to the end of this line
-                if to > last[0]:
-                    ends.append(to)
-                    nl = buf.find(b"\n", to)
-                    last[0] = len(buf) if nl < 0 else nl
-                return False
-
-            db.scan(buf, match_event_handler=on_match)
+            db.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(to))
             return ends
     else:
         import re2
 
-        rx = re2.compile(b"(?i)(?:" + b"|".join(w.encode() for w in ERROR_WORDS) + b")")
+        rx = re2.compile(b"(?i)" + words)
 
         def scan(buf: bytes) -> list[int]:
             ends, pos = [], 0
             while (m := rx.search(buf, pos)) is not None:
-                ends.append(m.end())
                 nl = buf.find(b"\n", m.end())
+                ends.append(len(buf) if nl < 0 else nl)
                 if nl < 0:
                     break
                 pos = nl + 1
@@ -84,17 +77,15 @@ def _error_lines_scanner():
 def error_lines(buf: bytes) -> list[tuple[int, int, int]]:
     """(0-based index, start, end) of the lines of `buf` that hold an error word, in order."""
     out: list[tuple[int, int, int]] = []
-    n, pos = 0, 0
-    for end in _error_lines_scanner()(buf):
-        at = end - 1 if end > 0 else 0
-        if buf[at:at + 1] == b"\n":      # a word that ends at a newline (\s): the line it ends
-            at = max(at - 1, 0)
-        n += buf.count(b"\n", pos, at)
-        pos = at
-        if not out or out[-1][0] != n:
-            ls = buf.rfind(b"\n", 0, at) + 1
-            le = buf.find(b"\n", at)
-            out.append((n, ls, len(buf) if le < 0 else le))
+    n, pos, last = 0, 0, -1
+    for le in _error_lines_scanner()(buf):
+        if le <= last:
+            continue
+        last = le
+        ls = buf.rfind(b"\n", 0, le) + 1
+        n += buf.count(b"\n", pos, ls)
+        pos = ls
+        out.append((n, ls, le))
     return out
 
 
