@@ -37,6 +37,7 @@ MAX_TEXT = 2000          # characters of a line kept for display
 MAX_FACT = 4000          # bytes of a named group kept (a fact is a size, a name, a shape: never this long)
 FILE_KEEP = 100          # matches of one signature pattern kept from the start of a big log, and from its end
 SMALL_FILE = 1 << 20     # files smaller than this are scanned together (scan_many)
+TOGETHER_MIN = 1 << 20   # a chunk this big locates its gated patterns with the joint database
 GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patterns' second phase
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
@@ -448,7 +449,7 @@ class Matcher:
             pids = self.gate(buf)
             if wanted is not None:
                 pids = {p for p in pids if wanted(p)}
-            if len(pids) > 1:       # one joint scan (per-pattern scans where there is no joint database)
+            if len(pids) > 1 and len(buf) >= TOGETHER_MIN:    # a big chunk: the joint database, filtered
                 found = self._hit_lines_together(pids, buf)
             else:
                 for pid in pids:
@@ -669,10 +670,21 @@ class Matcher:
         """_hit_lines for several patterns in one scan of a big chunk, with the joint database of all
         patterns (one database whatever the gated set, so a varied big log compiles nothing)."""
         whole = {p for p in pids if p in self.in_joint}
-        found = [(ls, le, pid) for pid in pids if pid not in whole for ls, le in self._hit_lines(pid, buf)]
+        caps = {p: (TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in pids}
+        found = []
+        for pid in pids:
+            if pid in whole:
+                continue
+            if self._hs is not None and self.raw[pid].isascii():
+                # kept out of the joint database (a line anchor): scanned alone, same keep rule
+                lines = self._locate(pid, buf, 0, 1 << 30)
+                cap = caps[pid]
+                keep = lines[:cap] + (lines[cap:][-TAIL_HINTS * 10:] if self.owners[pid][1] is None else [])
+            else:
+                keep = self._hit_lines(pid, buf)
+            found += [(ls, le, pid) for ls, le in keep]
         if not whole:
             return found
-        caps = {p: (TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in whole}
         return found + self._joint_lines(buf, whole, caps)
 
     def _joint_lines(self, buf: bytes, only, caps) -> list[tuple[int, int, int]]:
