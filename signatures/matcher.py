@@ -274,10 +274,10 @@ def _anchored(p: bytes) -> bool:
 def _joint_db(raw: list[bytes]):
     """(one hyperscan database of every pattern it compiles whole, the ids in it).
 
-    Left out, and gated then scanned alone as before: non-ASCII patterns (bytes mode would split a
-    non-ASCII class into bytes), and patterns with a line anchor. hyperscan 0.9.1 drops matches when
-    anchored patterns share a prefix: `^\\s*File "..."` beside `^\\s*device='...'` lost a traceback
-    frame that it finds alone (tests/test_matcher_scale.py holds the joint and single scans equal)."""
+    Left out: non-ASCII patterns (bytes mode would split a non-ASCII class into bytes: they are gated
+    and scanned alone), and patterns with a line anchor (see _anchored_db): hyperscan 0.9.1 drops
+    matches when such patterns share a database, `^\\s*File "..."` beside `^\\s*device='...'` lost
+    a traceback frame it finds alone (tests/test_matcher_scale.py holds the joint and single scans equal)."""
     import hyperscan as hs
 
     flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
@@ -298,6 +298,37 @@ def _joint_db(raw: list[bytes]):
         return db
 
     return _cached_db([b"joint", repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids], build), frozenset(ids)
+
+
+def _anchored_db(raw: list[bytes], candidates: list[int]):
+    """(a second joint database for the anchored ASCII patterns, the ids in it), or (None, empty).
+
+    Compiled with HS_FLAG_SOM_LEFTMOST, which does not lose the match that the plain mode drops
+    (same lines as one scan per pattern on the corpus and fixture logs, at a third of the cost);
+    a pattern too large for start-of-match tracking stays out."""
+    import hyperscan as hs
+
+    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY | hs.HS_FLAG_SOM_LEFTMOST
+
+    def compiles(p: bytes) -> bool:
+        try:
+            hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[p], ids=[0], elements=1, flags=[flags])
+            return True
+        except hs.error:
+            return False
+
+    ids = cached_pickle([b"joint-anchored-ids", _source_digest()] + [raw[i] for i in candidates],
+                        lambda: [i for i in candidates if compiles(raw[i])])
+    if not ids:
+        return None, frozenset()
+
+    def build():
+        db = hs.Database(mode=hs.HS_MODE_BLOCK)
+        db.compile(expressions=[raw[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
+        return db
+
+    return (_cached_db([b"joint-anchored", repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids], build),
+            frozenset(ids))
 
 
 class Matcher:
@@ -322,11 +353,14 @@ class Matcher:
         self.gate, self.gate_exprs = _make_gate(raw, hint_ids)
         self._singles: dict = {}
         self._hs = getattr(self.gate, "_hs", None)
-        self._joint = self._rest_gate = None
+        self._joint = self._anchored = self._rest_gate = None
         self.in_joint: frozenset[int] = frozenset()
+        self.in_anchored: frozenset[int] = frozenset()
         if self._hs is not None:
             self._joint, self.in_joint = _joint_db(raw)
-            rest = [pid for pid in range(len(raw)) if pid not in self.in_joint]
+            self._anchored, self.in_anchored = _anchored_db(
+                raw, [pid for pid in range(len(raw)) if pid not in self.in_joint and raw[pid].isascii()])
+            rest = [pid for pid in range(len(raw)) if pid not in self.in_joint and pid not in self.in_anchored]
             group = [(e, f, pid) for pid in rest for e, f in self.gate_exprs[pid]]
             self._rest_gate = _HyperscanGate([e for e, _, _ in group], [f for _, f, _ in group],
                                              [pid for _, _, pid in group]) if group else (lambda buf: set())
@@ -607,8 +641,10 @@ class Matcher:
                 pos += 1
         buf = b"".join(parts)
         found: list[tuple[int, int, int]] = []
-        if self._joint is not None:     # every line of every pattern in one scan; the rest gated
+        if self._joint is not None:     # every line of every pattern in one scan (two); the rest gated
             found = self._joint_lines(buf, None, None)
+            if self._anchored is not None:
+                found += self._joint_lines(buf, None, None, self._anchored)
             pids = self._rest_gate(buf)
         else:
             pids = self.gate(buf)
@@ -687,7 +723,7 @@ class Matcher:
             return found
         return found + self._joint_lines(buf, whole, caps)
 
-    def _joint_lines(self, buf: bytes, only, caps) -> list[tuple[int, int, int]]:
+    def _joint_lines(self, buf: bytes, only, caps, db=None) -> list[tuple[int, int, int]]:
         """(line start, line end, pattern id) of every line where a pattern of the joint database
         matches, one entry per pattern and line. With `caps`, a pattern keeps its first caps[pid]
         lines and, for a generic hint, the last TAIL_HINTS * 10 more (the last traceback matters)."""
@@ -716,7 +752,7 @@ class Matcher:
                 t.append((ls, le))
             return False
 
-        self._joint.scan(buf, match_event_handler=on_match)
+        (db or self._joint).scan(buf, match_event_handler=on_match)
         found = [(ls, le, pid) for pid, lines in head.items() for ls, le in lines]
         for pid, t in tails.items():
             found += [(ls, le, pid) for ls, le in t]

@@ -28,6 +28,7 @@ def test_joint_database_finds_the_lines_the_gate_and_single_scans_find(m):
             continue
         old = {(ls, le, pid) for pid in m.gate(buf) for ls, le in m._locate(pid, buf, 0, 1 << 30)}
         new = set(m._joint_lines(buf, None, None))
+        new |= set(m._joint_lines(buf, None, None, m._anchored))
         new |= {(ls, le, pid) for pid in m._rest_gate(buf) for ls, le in m._locate(pid, buf, 0, 1 << 30)}
         assert new == old, path.name
         checked += bool(old)
