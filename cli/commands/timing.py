@@ -131,8 +131,8 @@ def _results(args) -> int:
 
         print(json.dumps({"schema": "diagnose.timing.results/1", **reading.to_json()}, indent=2))
     else:
-        _emit(reading.findings, args, text_head=reading.text())
-    return 0 if reading.supported else 1
+        _emit(reading.findings, args, text_head=reading.text() + "\n")
+    return 0 if reading.supported and not any(f.severity == "error" for f in reading.findings) else 1
 
 
 def _probe(args) -> int:
