@@ -57,3 +57,20 @@ def test_unreadable_file_is_an_error_not_a_crash(tmp_path):
     found, errors = read([bad, FIX / "no_sync.py"])
     assert errors and "broken.py" in errors[0]
     assert {f.id for f in found} == {"timing.no-sync"}        # the rest of the batch goes on
+
+
+# Whole scripts in the styles reviewers meet (a Triton perf_report, jax, torch.utils.benchmark, an event
+# harness like KernelBench's, a one-shot host timer): the findings each should give, and no others.
+SCRIPTS = {
+    "triton_perf_report.py": set(),
+    "jax_no_spread.py": {"timing.no-spread"},
+    "torch_benchmark_timer.py": set(),
+    "event_harness_small_inputs.py": {"timing.cache-resident"},
+    "naive_single_shot.py": {"timing.no-sync", "timing.no-warmup", "timing.few-reps", "timing.no-spread"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_whole_scripts(name):
+    found = read_file(FIX / "scripts" / name, RULES)
+    assert {f.id for f in found} == SCRIPTS[name], render.text(found)

@@ -395,7 +395,11 @@ def _harness_spread(s: Script, r, params) -> bool:
     if c is None:
         return False
     if r.kind == "do_bench":
-        return any(k.arg in ("quantiles", "return_mode") for k in c.keywords)
+        if any(k.arg in ("quantiles", "return_mode") for k in c.keywords):
+            return True
+        # older triton returned (median, p20, p80): `ms, lo, hi = do_bench(fn)`
+        parent = s.parents.get(c)
+        return isinstance(parent, ast.Assign) and any(isinstance(t, ast.Tuple) for t in parent.targets)
     return False
 
 
