@@ -74,3 +74,9 @@ SCRIPTS = {
 def test_whole_scripts(name):
     found = read_file(FIX / "scripts" / name, RULES)
     assert {f.id for f in found} == SCRIPTS[name], render.text(found)
+
+
+def test_docs_list_every_rule():
+    doc = (Path(__file__).parent.parent / "docs" / "timing.md").read_text()
+    missing = [r.id for r in RULES if f"`{r.id}`" not in doc]
+    assert not missing, f"docs/timing.md lacks {missing}"
