@@ -103,8 +103,10 @@ def _static(args) -> int:
         print(f"diagnose timing: {e}", file=sys.stderr)
     head = ""
     if not findings and not errors:
-        head = (f"no timing findings in {len(paths)} file(s): checked {_rule_count()} rules (docs/timing.md); "
-                "a static read cannot see what the called code does")
+        import textwrap
+
+        head = textwrap.fill(f"no timing findings in {len(paths)} file(s): checked {_rule_count()} rules "
+                             "(docs/timing.md); a static read cannot see what the called code does", 80)
     _emit(findings, args, {"files": [str(p) for p in paths], "errors": errors}, head)
     if errors and len(errors) == len(paths):
         return 2

@@ -51,6 +51,12 @@ def _synced(s: Script, r, params) -> bool:
     return False
 
 
+def _device_timing(s: Script, r) -> bool:
+    """Whether a region times device work: events and GPU harnesses always; a host timer or timeit
+    only with evidence of device work (else it may time compilation, I/O: not a kernel benchmark)."""
+    return r.kind in ("event", "do_bench", "torch_timer") or s.launches_gpu_work(r)
+
+
 def _work_label(s: Script, r) -> str:
     w = s.work_calls(r)
     return s.src.segment(w[0])[:60] if w else "the timed code"
@@ -64,6 +70,8 @@ def host_timer_without_sync(s: Script, params) -> list[Hit]:
     for r in s.regions:
         if r.kind not in ("host", "timeit") or not s.work_calls(r) or _synced(s, r, params):
             continue
+        if not s.launches_gpu_work(r):
+            continue            # host work (compiling, I/O) or nothing known to run on the device: say nothing
         hits.append(Hit(r.start, {"work": _work_label(s, r)}, {"timer": r.kind}, 0.85, r.stop))
     return hits
 
@@ -86,21 +94,23 @@ def _is_jit(s: Script, name: str, params) -> bool:
 def first_call_timed(s: Script, params) -> list[Hit]:
     hits = []
     for r in s.regions:
-        if r.does("warmup"):
+        if r.does("warmup") or not _device_timing(s, r):
             continue
         loop = s.enclosing(r.start, (ast.For, ast.While))
-        if loop is not None and any(isinstance(n, ast.Compare) and any(isinstance(x, ast.Name) and x.id ==
-                                    getattr(loop.target, "id", None) for x in ast.walk(n)) for n in ast.walk(loop)):
+        var = getattr(getattr(loop, "target", None), "id", None)
+        if var is not None and any(isinstance(n, ast.Compare) and any(isinstance(x, ast.Name) and x.id == var
+                                                                     for x in ast.walk(n)) for n in ast.walk(loop)):
             continue            # `if i >= warmup:` style: the loop discards its first iterations
         for c in s.work_calls(r):
             name = s.name(c) or ""
             if not name:
                 continue
-            earlier = [n for n in ast.walk(r.scope) if isinstance(n, ast.Call) and s.name(n) == name
-                       and n.lineno < r.line and not _inside(n, s.regions, exclude=r)]
+            same = s.calls_by_name.get(name, [])
+            lo, hi = _def_line(r.scope), getattr(r.scope, "end_lineno", None) or 1 << 30
+            earlier = [n for n in same if n.lineno < r.line and (r.scope is s.tree or lo <= n.lineno <= hi)
+                       and not _inside(n, s.regions, exclude=r)]
             if r.scope is not s.tree:
-                earlier += [n for n in ast.walk(s.tree) if isinstance(n, ast.Call) and s.name(n) == name
-                            and n.lineno < _def_line(r.scope) and not _inside(n, s.regions)]
+                earlier += [n for n in same if n.lineno < lo and not _inside(n, s.regions)]
             if earlier:
                 continue
             jit = _is_jit(s, name, params)
@@ -192,7 +202,7 @@ def setting_between_sides(s: Script, params) -> list[Hit]:
     if len(side_lines) < 2:
         return []
     hits = []
-    for n in ast.walk(s.tree):
+    for n in s.nodes:
         target = None
         if isinstance(n, ast.Assign):
             for t in n.targets:
@@ -323,7 +333,11 @@ def few_repetitions(s: Script, params) -> list[Hit]:
             continue
         if not (r.kind in ("host", "event", "timeit") and (s.work_calls(r) or r.kind == "timeit")):
             continue
+        if not _device_timing(s, r):
+            continue
         if r.reps_known and r.reps is not None and r.reps < least:
+            if any(o is not r and o.scope is r.scope and o.line > r.end_line for o in s.regions):
+                continue        # a short first pass that estimates the run time before the real loop
             what = "a single measurement" if r.reps == 1 else f"{r.reps} repetitions"
             hits.append(Hit(r.start, {"what": what, "least": least}, {"reps": r.reps}, 0.7, r.stop))
     return hits
@@ -339,14 +353,14 @@ def _aggregations(s: Script, params):
                 if isinstance(c, ast.Call) and method_of(c.func) == "append" and isinstance(c.func.value, ast.Name):
                     filled.add(c.func.value.id)
     # lists returned by bench helpers and bound at call sites: times = bench(...)
-    for n in ast.walk(s.tree):
+    for n in s.nodes:
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name):
             fn = s.funcs.get(n.value.func.id)
             if fn is not None and any(isinstance(x, ast.Return) and isinstance(x.value, ast.Name) and x.value.id
                                       in filled for x in ast.walk(fn)):
                 filled |= {t.id for t in n.targets if isinstance(t, ast.Name)}
     out = []
-    for c in (n for n in ast.walk(s.tree) if isinstance(n, ast.Call)):
+    for c in s.all_calls:
         nm = s.name(c) or method_of(c.func)
         target = c.args[0] if c.args else (c.func.value if isinstance(c.func, ast.Attribute) else None)
         if not isinstance(target, ast.Name) or target.id not in filled:
@@ -375,16 +389,16 @@ def min_against_central(s: Script, params) -> list[Hit]:
 
 @check
 def no_spread(s: Script, params) -> list[Hit]:
-    timed = [r for r in s.regions if s.work_calls(r) or r.kind != "host"]
+    timed = [r for r in s.regions if (s.work_calls(r) or r.kind != "host") and _device_timing(s, r)]
     if not timed:
         return []
     spread = set(params.get("spread", ()))
     if any(r.does("spread") and _harness_spread(s, r, params) for r in timed):
         return []
-    for c in (n for n in ast.walk(s.tree) if isinstance(n, ast.Call)):
+    for c in s.all_calls:
         if (s.name(c) in spread) or method_of(c.func) in set(params.get("spread_methods", ())):
             return []
-    for n in ast.walk(s.tree):
+    for n in s.nodes:
         if isinstance(n, ast.Attribute) and n.attr in set(params.get("spread_attributes", ())):
             return []
     return [Hit(timed[0].start, {}, {}, 0.6)]
@@ -394,6 +408,8 @@ def _harness_spread(s: Script, r, params) -> bool:
     c = r.harness_call
     if c is None:
         return False
+    if r.kind == "torch_timer":
+        return True             # a Measurement carries (and prints) its median and IQR
     if r.kind == "do_bench":
         if any(k.arg in ("quantiles", "return_mode") for k in c.keywords):
             return True
@@ -407,7 +423,7 @@ def _harness_spread(s: Script, r, params) -> bool:
 def distorting_mode(s: Script, params) -> list[Hit]:
     envs, calls, withs = set(params.get("env_vars", ())), set(params.get("calls", ())), set(params.get("contexts", ()))
     hits = []
-    for n in ast.walk(s.tree):
+    for n in s.nodes:
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, ast.Subscript) and s.src.resolve(ast.unparse(t.value)) == "os.environ":
@@ -435,7 +451,7 @@ def copy_in_one_side(s: Script, params) -> list[Hit]:
     names, methods = set(params.get("alloc_calls", ())), set(params.get("copy_methods", ()))
     per = []
     for r in s.regions:
-        if not s.work_calls(r) and r.kind == "host":
+        if (not s.work_calls(r) and r.kind == "host") or not _device_timing(s, r):
             continue
         found = [c for c in _calls_named(s, r.body, names, methods)]
         per.append((r, found))

@@ -126,21 +126,51 @@ class Script:
         self.src = src
         self.params = params
         self.tree = src.tree
-        self.funcs = {f.name: f for f in ast.walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        # one walk of the tree: every node, its parent (the checks look nodes up here, never re-walk)
+        self.nodes, self.parents = [], {}
+        stack = [self.tree]
+        while stack:
+            n = stack.pop()
+            self.nodes.append(n)
+            for c in ast.iter_child_nodes(n):
+                self.parents[c] = n
+                stack.append(c)
+        self.funcs = {f.name: f for f in self.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._assign = {}
-        self.parents = {c: p for p in ast.walk(self.tree) for c in ast.iter_child_nodes(p)}
+        self._names: dict = {}
+        self._work: dict = {}
+        self.events = set()
+        self.all_calls = sorted((n for n in self.nodes if isinstance(n, ast.Call)),
+                                key=lambda n: (n.lineno, n.col_offset))
+        self.calls_by_name: dict = {}
+        for c in self.all_calls:
+            self.calls_by_name.setdefault(self.name(c), []).append(c)
+        self.events = self._event_names()
+        # statements that contain a host-timer read / an event record(), found once from the calls up
+        self._timer_in, self._record_in = set(), {}
+        for c in self.all_calls:
+            if self.name(c) in HOST_TIMERS:
+                self._timer_in |= {id(a) for a in self._up(c)}
+            elif method_of(c.func) == "record":
+                ev = self._event_of(c)
+                if ev:
+                    for a in self._up(c):
+                        self._record_in.setdefault(id(a), ev)
         text = src.text
         imports = set(src.aliases.values())
         tops = {i.split(".")[0] for i in imports}
         self.uses_gpu = bool(tops & {"triton", "jax", "cupy", "pycuda", "numba", "tensorflow", "cuda"}) or (
             "torch" in tops and ("cuda" in text or "xpu" in text or "mps" in text))
-        self.events = self._event_names()
         self.regions = self._regions()
         self.sides = self._sides()
 
     # ------------------------------------------------------------------ helpers
     def name(self, call: ast.Call) -> str:
-        return name_of(self.src, call.func)
+        key = id(call)
+        got = self._names.get(key)
+        if got is None:
+            got = self._names[key] = name_of(self.src, call.func)
+        return got
 
     def scope_of(self, node) -> ast.AST:
         p = self.parents.get(node)
@@ -230,31 +260,42 @@ class Script:
     def _event_names(self) -> set:
         out = set()
         # start = Event(...), [torch.cuda.Event(enable_timing=True) for _ in range(n)] and start, end = Event(), Event()
-        for n in ast.walk(self.tree):
-            if isinstance(n, ast.Assign) and any(isinstance(c, ast.Call) and self.name(c) in EVENT_CTORS
-                                                 for c in ast.walk(n.value)):
-                for t in n.targets:
+        for c in self.all_calls:
+            if self.name(c) not in EVENT_CTORS:
+                continue
+            a = self.parents.get(c)
+            while a is not None and not isinstance(a, (ast.stmt, ast.Module)):
+                a = self.parents.get(a)
+            if isinstance(a, ast.Assign):
+                for t in a.targets:
                     out |= {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
         return out
 
     # ------------------------------------------------------------------ regions
+    def _up(self, node):
+        p = self.parents.get(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module, ast.Lambda)):
+            yield p
+            p = self.parents.get(p)
+
+    def _event_of(self, c: ast.Call):
+        base = c.func.value
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Name) and (base.id in self.events or "event" in base.id.lower()
+                                           or base.id.lower() in {"start", "end", "stop", "begin"}):
+            return base.id
+        return None
+
     def _timer_stmt(self, st) -> bool:
-        return any(isinstance(c, ast.Call) and self.name(c) in HOST_TIMERS for c in ast.walk(st))
+        return id(st) in self._timer_in
 
     def _record_stmt(self, st):
         """The event name whose .record() the statement calls, if any."""
-        for c in ast.walk(st):
-            if isinstance(c, ast.Call) and method_of(c.func) == "record":
-                base = c.func.value
-                while isinstance(base, ast.Subscript):
-                    base = base.value
-                if isinstance(base, ast.Name) and (base.id in self.events or "event" in base.id.lower()
-                                                   or base.id.lower() in {"start", "end", "stop", "begin"}):
-                    return base.id
-        return None
+        return self._record_in.get(id(st))
 
     def _stmt_lists(self):
-        for n in ast.walk(self.tree):
+        for n in self.nodes:
             for fld in ("body", "orelse", "finalbody"):
                 lst = getattr(n, fld, None)
                 if isinstance(lst, list) and lst and isinstance(lst[0], ast.stmt):
@@ -287,7 +328,7 @@ class Script:
                         i = j + 1
                         continue
                 i += 1
-        for call in (n for n in ast.walk(self.tree) if isinstance(n, ast.Call)):
+        for call in self.all_calls:
             kind = HARNESSES.get(self.name(call))
             if kind is None:
                 continue
@@ -355,7 +396,10 @@ class Script:
     # ------------------------------------------------------------------ sides
     def work_calls(self, r: Region) -> list[ast.Call]:
         """Calls in a region that are the timed work (not timers, syncs, bookkeeping)."""
-        out = []
+        cached = self._work.get(id(r))
+        if cached is not None:
+            return cached
+        out = self._work[id(r)] = []
         inner = set()
         for c in r.calls():
             if id(c) in inner:
@@ -395,8 +439,58 @@ class Script:
                     sides.append(Side(fn, list(c.args), {k.arg: k.value for k in c.keywords if k.arg}, c, r, r.scope))
         return sides
 
+    # ------------------------------------------------------------------ GPU evidence
+    _GPU_DEVICES = ("cuda", "xpu", "hip", "mps", "xla")
+
+    def _gpu_value(self, expr, scope) -> bool:
+        t = self.describe(expr, scope)
+        return t.device in self._GPU_DEVICES or t.ctor.startswith(("jax.", "jnp.", "cupy.", "cp."))
+
+    def launches_gpu_work(self, r: Region, depth: int = 0) -> bool:
+        """Whether a region's work is evidently device work: device tensors as arguments, a kernel
+        launch (`kernel[grid](...)`, a jit/compiled function), a module moved to the device, or a local
+        function that does one of these. Host work (compiling, file I/O, logging) gives False."""
+        jit = set(self.params.get("jit_decorators", ())) | set(self.params.get("jit_wrappers", ()))
+        calls = self.work_calls(r) if depth == 0 else r
+        for c in calls:
+            if isinstance(c.func, ast.Subscript):
+                return True                                  # triton-style launch: kernel[grid](...)
+            args = list(c.args) + [k.value for k in c.keywords]
+            if any(not isinstance(a, ast.Starred) and self._gpu_value(a, self.scope_of(c)) for a in args):
+                return True
+            base = c.func
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                if self._gpu_value(base, self.scope_of(c)):
+                    return True                              # model(x) with model = Net().cuda()
+                v = self.value_of(base.id, self.scope_of(c))
+                if isinstance(v, ast.Call) and self.name(v) in jit:
+                    return True
+                fn = self.funcs.get(base.id)
+                if fn is not None:
+                    if any(self.src.resolve(ast.unparse(d.func if isinstance(d, ast.Call) else d)) in jit
+                           for d in fn.decorator_list):
+                        return True
+                    if depth < 2:
+                        inner = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+                        if self.launches_gpu_work(inner, depth + 1):
+                            return True
+        if depth == 0:
+            for side in (x for x in self.sides if x.region is r):
+                if any(self._gpu_value(a, side.scope) for a in side.args if not isinstance(a, ast.Starred)):
+                    return True
+                tgt = side.fn.split("(")[0]
+                fn = self.funcs.get(tgt)
+                v = self.value_of(tgt, side.scope) if tgt.isidentifier() else None
+                if isinstance(v, ast.Call) and self.name(v) in jit:
+                    return True
+                if fn is not None and self.launches_gpu_work([n for n in ast.walk(fn) if isinstance(n, ast.Call)], 1):
+                    return True
+        return False
+
     def _call_sites(self, fname: str) -> list[ast.Call]:
-        return sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        return sorted((n for n in self.all_calls if isinstance(n.func, ast.Name)
                        and n.func.id == fname), key=lambda n: (n.lineno, n.col_offset))
 
     # ------------------------------------------------------------------ tensors
