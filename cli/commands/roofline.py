@@ -12,6 +12,10 @@ exit status: 0 possible, 1 impossible (faster than the hardware allows), 2 bad i
 Peak figures and their sources: diagnose/devices/devices.toml (docs/roofline.md)."""
 
 
+ASSUMED = ("dense peak at the vendor's boost clock; the least traffic (each operand read once, the result "
+           "written once); one device, no MIG slice")
+
+
 def add_parser(sub):
     import argparse
 
@@ -74,7 +78,8 @@ def run(args) -> int:
         raise UsageError(str(e)) from None
     r.notes = notes + r.notes
     if args.json:
-        doc = {"schema": "diagnose.roofline/1", "op": args.op, "shape": args.shape, "formula": formula, **r.to_json()}
+        doc = {"schema": "diagnose.roofline/1", "op": args.op, "shape": args.shape, "formula": formula,
+               "assumed": ASSUMED, **r.to_json()}
         print(json.dumps(doc, indent=2))
     else:
         print(_text(r, args, formula))
@@ -106,6 +111,7 @@ def _text(r, args, formula) -> str:
         lines.append(wrap(f"verdict: {r.verdict}: {r.reason}"))
     for n in r.notes:
         lines.append(wrap(f"note: {n}"))
+    lines.append(wrap("assumed: " + ASSUMED))
     lines.append(wrap(f"peaks: {d.source('compute').url}", ""))
     if r.findings:
         lines += ["", render.text(r.findings)]

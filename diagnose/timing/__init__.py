@@ -144,6 +144,8 @@ def read(paths, l2_bytes: float | None = None):
             findings.extend(read_file(p, rules, l2_bytes))
         except SourceError as e:
             errors.append(str(e))
+        except (RecursionError, MemoryError) as e:
+            errors.append(f"{p}: too deeply nested or too large to read ({type(e).__name__}); the other files go on")
     return findings, errors
 
 
