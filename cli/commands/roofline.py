@@ -1,4 +1,5 @@
-"""`diagnose roofline`: is a measured kernel time possible? Achieved TFLOP/s and GB/s against the device's peaks."""
+"""`diagnose roofline`: is a measured kernel time possible? Achieved TFLOP/s and
+GB/s against the device's dense peaks and memory bandwidth."""
 
 EPILOG = """shapes by op:
   matmul       M,N,K
@@ -8,8 +9,9 @@ EPILOG = """shapes by op:
   elementwise  d0,d1,...   (--inputs/--outputs tensors of that size)
   reduction    d0,...,dn   (reduces the last dimension)
 
-exit status: 0 possible, 1 impossible (faster than the hardware allows), 2 bad input.
-Peak figures and their sources: diagnose/devices/devices.toml (docs/roofline.md)."""
+exit status: 0 possible, 1 impossible (faster than the hardware allows),
+2 bad input. Peaks and their sources: diagnose/devices/devices.toml
+(docs/roofline.md)."""
 
 
 ASSUMED = ("dense peak at the vendor's boost clock; the least traffic (each operand read once, the result "
@@ -112,7 +114,7 @@ def _text(r, args, formula) -> str:
     for n in r.notes:
         lines.append(wrap(f"note: {n}"))
     lines.append(wrap("assumed: " + ASSUMED))
-    lines.append(wrap(f"peaks: {d.source('compute').url}", ""))
+    lines.append(f"peaks: {d.source('compute').url}")      # a URL is not wrapped
     if r.findings:
         lines += ["", render.text(r.findings)]
     return "\n".join(lines)

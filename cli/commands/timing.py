@@ -1,14 +1,15 @@
-"""`diagnose timing`: is a benchmark fair? A static read of its scripts, the evidence for a claimed
-speed-up (--results), and whether the task's correctness check can fail (--probe-check)."""
+"""`diagnose timing`: is a benchmark fair? A static read of its scripts, the
+evidence for a claimed speed-up (--results), and whether the task's correctness
+check can fail (--probe-check)."""
 
 EPILOG = """modes:
-  diagnose timing bench.py kernel.cu ...       static read (never runs the code)
-  diagnose timing --results times.csv          speed-up with a bootstrap confidence interval
-  diagnose timing --probe-check task.py        RUNS the task's check against trivial candidates
+  diagnose timing bench.py kernel.cu ...   static read (never runs the code)
+  diagnose timing --results times.csv      speed-up with a bootstrap interval
+  diagnose timing --probe-check task.py    RUNS the task's check on trivial outputs
 
-exit status: 0 nothing wrong found, 1 an error-severity finding (or a speed-up not supported by
-the measurements, or a check that accepts a trivial candidate), 2 bad input (the file is named).
-Rules and the harness contract: docs/timing.md."""
+exit status: 0 nothing wrong found; 1 an error-severity finding (a speed-up
+the measurements do not support, a check that accepts a trivial output);
+2 bad input (the file is named). Rules, formats, harness: docs/timing.md."""
 
 
 def add_parser(sub):
