@@ -5,7 +5,7 @@ check can fail (--probe-check)."""
 EPILOG = """modes:
   diagnose timing bench.py kernel.cu ...   static read (never runs the code)
   diagnose timing --results times.csv      speed-up with a bootstrap interval
-  diagnose timing --probe-check task.py    RUNS the task's check on trivial outputs
+  diagnose timing --probe-check task.py    RUNS the check on trivial outputs
 
 exit status: 0 nothing wrong found; 1 an error-severity finding (a speed-up
 the measurements do not support, a check that accepts a trivial output);

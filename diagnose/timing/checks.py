@@ -170,28 +170,30 @@ def _profiles(s: Script, attribute: str):
 
 @check
 def sides_differ(s: Script, params) -> list[Hit]:
+    """A side whose inputs differ (in one attribute) from every side of another function it is compared
+    with. A sweep (both functions on fp16, then both on fp32) matches pairwise and gives nothing."""
     attribute = params["attribute"]
-    prof = _profiles(s, attribute)
-    hits = []
-    if len(prof) < 2:
-        return hits
-    first_side, first = prof[0]
-    for side, vals in prof[1:]:
-        if side.node is first_side.node:
-            continue
-        if len(vals) != len(first) and attribute != "dtype":
-            continue
-        a, b = tuple(first), tuple(vals)
-        if attribute == "layout":
-            a, b = tuple(x or "row-major" for x in a), tuple(x or "row-major" for x in b)
-        if None in a or None in b:
-            continue        # unknown on one side: say nothing
-        if set(a) != set(b) if attribute == "dtype" else a != b:
-            fmt = lambda v: ", ".join(str(x) for x in v)  # noqa: E731
-            hits.append(Hit(side.node, {"a": first_side.fn[:30], "va": fmt(a), "b": side.fn[:30], "vb": fmt(b)},
-                            {attribute: {first_side.fn: list(a), side.fn: list(b)}}, 0.85, more=[first_side.node]))
-            break
-    return hits
+    prof = []
+    for side, vals in _profiles(s, attribute):
+        v = tuple((x or "row-major") if attribute == "layout" else x for x in vals)
+        if None in v:
+            continue            # unknown on this side: say nothing about it
+        prof.append((side, set(v) if attribute == "dtype" else v))
+    fns = {side.fn for side, _ in prof}
+    if len(fns) < 2:
+        return []
+    fmt = lambda v: ", ".join(str(x) for x in (sorted(v) if isinstance(v, set) else v))  # noqa: E731
+    for side, v in prof:
+        others = [(o, ov) for o, ov in prof if o.fn != side.fn]
+        comparable = [(o, ov) for o, ov in others if attribute == "dtype" or len(ov) == len(v)]
+        if comparable and all(ov != v for _, ov in comparable):
+            o, ov = comparable[0]
+            first, second = sorted([(o, ov), (side, v)], key=lambda x: getattr(x[0].node, "lineno", 0))
+            return [Hit(second[0].node, {"a": first[0].fn[:30], "va": fmt(first[1]), "b": second[0].fn[:30],
+                                         "vb": fmt(second[1])},
+                        {attribute: {first[0].fn: fmt(first[1]), second[0].fn: fmt(second[1])}}, 0.85,
+                        more=[first[0].node])]
+    return []
 
 
 @check
@@ -216,9 +218,10 @@ def setting_between_sides(s: Script, params) -> list[Hit]:
         line = n.lineno
         if any(a < line <= b for a, b in spans):
             continue
-        before = [x for x in side_lines if x < line]
-        after = [x for x in side_lines if x > line]
-        if before and after:
+        before = {x.fn for x in s.sides if getattr(x.node, "lineno", 0) < line}
+        after = {x.fn for x in s.sides if getattr(x.node, "lineno", 0) > line}
+        # a function timed only before the change and another only after it: one side got the setting
+        if before and after and (before - after) and (after - before):
             hits.append(Hit(n, {"setting": s.src.segment(n)[:60]}, {"setting": target, "line": line}, 0.85))
     return hits
 
