@@ -68,7 +68,8 @@ SCRIPTS = {
     "event_harness_small_inputs.py": {"timing.cache-resident"},
     "naive_single_shot.py": {"timing.no-sync", "timing.no-warmup", "timing.few-reps", "timing.no-spread"},
     "host_work_timed.py": set(),
-    "dtype_sweep.py": set(),              # both sides in each dtype, a setting changed between rounds         # timing host work in a GPU script: no kernel-timing finding
+    "dtype_sweep.py": set(),
+    "sync_before_only.py": {"timing.no-sync"},      # a sync before the work does not count              # both sides in each dtype, a setting changed between rounds         # timing host work in a GPU script: no kernel-timing finding
 }
 
 

@@ -38,13 +38,16 @@ def _calls_named(s: Script, nodes, names: set, methods: set = frozenset()):
 
 
 def _synced(s: Script, r, params) -> bool:
+    """A device wait after the last timed call (a sync before the work does not make the stop clock wait)."""
     syncs, methods = set(params.get("syncs", ())), set(params.get("sync_methods", ()))
-    if any(True for _ in _calls_named(s, r.body, syncs, methods)):
-        return True
-    if r.stop is not None and any(True for _ in _calls_named(s, [r.stop], syncs, methods)):
-        return True
+    work = s.work_calls(r)
+    last = max(((getattr(c, "end_lineno", c.lineno), getattr(c, "end_col_offset", 0)) for c in work), default=(0, 0))
+    nodes = r.body + ([r.stop] if r.stop is not None else [])
+    for c in _calls_named(s, nodes, syncs, methods):
+        if (c.lineno, c.col_offset) >= last or any(w in set(ast.walk(c)) for w in work):
+            return True         # after the work, or wrapping it: f(x).block_until_ready(), f(x).item()
     # one level into local functions: bench helpers and wrappers that synchronise themselves
-    for c in s.work_calls(r):
+    for c in work:
         fn = s.funcs.get(s.name(c))
         if fn is not None and any(True for _ in _calls_named(s, fn.body, syncs, methods)):
             return True
