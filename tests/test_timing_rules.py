@@ -83,3 +83,16 @@ def test_docs_list_every_rule():
     doc = (Path(__file__).parent.parent / "docs" / "timing.md").read_text()
     missing = [r.id for r in RULES if f"`{r.id}`" not in doc]
     assert not missing, f"docs/timing.md lacks {missing}"
+
+
+def test_rendered_findings_are_frozen(monkeypatch):
+    """What a reviewer reads for every flawed fixture, frozen (ruff's .snap idea): a change in wording,
+    place or severity shows in the diff. Regenerate with DIAGNOSE_UPDATE_SNAPSHOTS=1."""
+    import os
+
+    monkeypatch.chdir(FIX)
+    text = "\n\n".join(render.text(read_file(f"{r.fixture}{_suffix(r)}", RULES)) for r in RULES) + "\n"
+    snap = FIX / "rendered.txt"
+    if os.environ.get("DIAGNOSE_UPDATE_SNAPSHOTS"):
+        snap.write_text(text)
+    assert snap.read_text() == text

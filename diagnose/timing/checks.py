@@ -62,7 +62,9 @@ def _device_timing(s: Script, r) -> bool:
 
 def _work_label(s: Script, r) -> str:
     w = s.work_calls(r)
-    return s.src.segment(w[0])[:60] if w else "the timed code"
+    label = s.src.segment(w[0])[:60] if w else "the timed code"
+    via = sorted({x.fn[:30] for x in s.sides if x.region is r and x.node not in w})
+    return f"{label} (timing {', '.join(via)})" if via else label
 
 
 @check

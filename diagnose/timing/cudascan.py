@@ -96,7 +96,10 @@ def host_timer_without_sync(src: CudaSource, params) -> list[Hit]:
         synced = any(_matches(callee(c), syncs) and c.start_byte > last
                      for n in r.body + [r.stop] for c in calls(n))
         if not synced:
-            hits.append(Hit(r.start, {"work": src.text(work[0]).split("(")[0][:50]}, {"timer": "host"}, 0.9, r.stop))
+            first = work[0]
+            k = next((lc.kernel for lc in launches(src, first) if lc.node == first), None)
+            label = f"{k}<<<...>>>" if k else callee(first)[:50]
+            hits.append(Hit(r.start, {"work": label}, {"timer": "host"}, 0.9, r.stop))
     return hits
 
 
