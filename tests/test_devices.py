@@ -72,3 +72,15 @@ def test_from_snapshot_matches_the_recorded_gpu():
     assert any("SM count" in n for n in notes) and any("MIG" in n for n in notes)
     with pytest.raises(DeviceError, match="no GPU"):
         from_snapshot({"gpus": []})
+
+
+def test_docs_table_matches_the_data():
+    doc = (Path(__file__).parent.parent / "docs" / "roofline.md").read_text()
+    for dev in all_devices():
+        row = next((ln for ln in doc.splitlines() if ln.startswith(f"| `{dev.id}` |")), None)
+        assert row is not None, f"docs/roofline.md has no row for {dev.id}"
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        for i, dt in enumerate(DTYPES, start=1):
+            want = f"{dev.peak_tflops[dt]:g}" if dt in dev.peak_tflops else "–"
+            assert cells[i] == want, (dev.id, dt, cells[i], want)
+        assert cells[8] == f"{dev.bandwidth_gbs:g}", dev.id
