@@ -424,7 +424,6 @@ class Script:
                 base = fn.split(".")[0]
                 if base in params and isinstance(r.scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     # a bench helper: the timed thing is a parameter; every call site is a side
-                    idx = params.index(base)
                     for site in self._call_sites(r.scope.name):
                         bound = _bind(site, params)
                         target = bound.get(base)
@@ -434,7 +433,6 @@ class Script:
                         star = bound.get("*args") or []
                         sides.append(Side(self.src.segment(target) or "?", rest + list(star), {}, site, r,
                                           self.scope_of(site)))
-                    del idx
                 else:
                     sides.append(Side(fn, list(c.args), {k.arg: k.value for k in c.keywords if k.arg}, c, r, r.scope))
         return sides
