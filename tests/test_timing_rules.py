@@ -96,3 +96,25 @@ def test_rendered_findings_are_frozen(monkeypatch):
     if os.environ.get("DIAGNOSE_UPDATE_SNAPSHOTS"):
         snap.write_text(text)
     assert snap.read_text() == text
+
+
+def test_cli_exit_codes_formats_and_folders(capsys, monkeypatch):
+    import json
+
+    from cli.main import main
+
+    monkeypatch.chdir(FIX)
+    assert main(["timing", "no_sync_fair.py"]) == 0
+    assert "no timing findings" in capsys.readouterr().out
+    assert main(["timing", "no_sync.py", "--json"]) == 1                  # an error-severity finding
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["findings"][0]["id"] == "timing.no-sync" and doc["errors"] == []
+    assert main(["timing", "few_reps.py"]) == 0                           # warnings only
+    capsys.readouterr()
+    assert main(["timing", "missing.py"]) == 2
+    assert "missing.py" in capsys.readouterr().err
+    assert main(["timing", "scripts", "--format", "jsonl"]) == 1          # a folder: every script in it
+    ids = {json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()}
+    assert {"timing.no-sync", "timing.cache-resident", "timing.no-spread"} <= ids
+    assert main(["timing", "cache_resident_fair.py", "--device", "no-such-gpu"]) == 2
+    assert main(["timing"]) == 2
