@@ -43,14 +43,14 @@ def parse_bytes(text: str) -> int | None:
 
 
 def format_bytes(n: int) -> str:
-    """262144 -> '262144 B (256 KiB)'; exact byte count first, a readable size after."""
+    """262144 -> '256 KiB'; 2426656522 -> '2.26 GiB'; 512 -> '512 B': a size as a reader says it
+    (binary units, at most two decimals; the exact count is in the log and in the JSON facts)."""
     if n < 1024:
         return f"{n} B"
     for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= size:
-            value = n / size
-            shown = f"{value:.0f}" if value == int(value) else f"{value:.2f}"
-            return f"{n} B ({shown} {unit})"
+            shown = f"{n / size:.2f}".rstrip("0").rstrip(".")
+            return f"{shown} {unit}"
     return f"{n} B"
 
 

@@ -30,5 +30,6 @@ def test_typed_by_group_name():
     assert facts.normalise("device_cc", "sm_86") == "8.6"
     assert facts.normalise("line", "42") == 42
     assert facts.normalise("kernel", " my_kernel ") == "my_kernel"
-    assert facts.render("limit_bytes", 232448) == "232448 B (227 KiB)"
+    assert facts.render("limit_bytes", 232448) == "227 KiB"
+    assert facts.render("requested_bytes", 2426656522) == "2.26 GiB" and facts.render("x_bytes", 512) == "512 B"
     assert facts.render("arch", "9.0") == "sm_90"
