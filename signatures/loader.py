@@ -136,6 +136,15 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         examples.append(Example(ex["line"], dict(ex.get("facts", {}))))
     if not examples:
         raise SignatureError(f"{_where(path, sig_id)}: needs at least one [[signature.match]] example")
+    # every pattern is shown working on a line, and every signature says what it must not take: a
+    # pattern no example exercises is knowledge no test holds
+    for p in patterns:
+        rx = re.compile(p)
+        if not any(rx.search(ex.line) for ex in examples):
+            raise SignatureError(f"{_where(path, sig_id)}: pattern {p!r} has no [[signature.match]] example")
+    no_match = _as_tuple(raw.get("no_match", []), path, sig_id, "no_match") + tuple(late_no_match)
+    if not no_match:
+        raise SignatureError(f"{_where(path, sig_id)}: needs at least one no_match line (a near miss it must not take)")
     return Signature(
         id=sig_id, family=family, origin=raw["origin"],
         frameworks=_as_tuple(raw["frameworks"], path, sig_id, "frameworks"),
@@ -143,7 +152,7 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         explanation=_prose(raw["explanation"]), fix=tuple(_prose(f) for f in fixes), next_step=_prose(raw["next_step"]),
         references=_as_tuple(raw.get("references", []), path, sig_id, "references"),
         examples=tuple(examples),
-        counterexamples=_as_tuple(raw.get("no_match", []), path, sig_id, "no_match") + tuple(late_no_match),
+        counterexamples=no_match,
         in_warnings=bool(raw.get("in_warnings", False)), file=str(path),
         fix_for=fix_for, next_step_for=next_step_for,
     )

@@ -106,6 +106,7 @@ fix = ["f"]
 next_step = "n"
 [[signature.match]]
 line = "RuntimeError: ab cd x"
+no_match = ["RuntimeError: ab cd"]
 """
 
 
