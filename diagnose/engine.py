@@ -257,12 +257,15 @@ def _signature(sig_id, scan: ScanResult, matcher):
 
 def _variants(d: Diagnosis, sig) -> None:
     """A signature's fix/next step written for the log's ecosystem (`fix_for`, `next_step_for`)."""
+    from diagnose.advice import lookup_order
+
     fixes, nexts = dict(sig.fix_for), dict(sig.next_step_for)
-    for eco in d.ecosystems:
+    order = lookup_order(d.ecosystems)
+    for eco in order:
         if eco in fixes:
             d.fix = fill(fixes[eco], d.facts)
             break
-    for eco in d.ecosystems:
+    for eco in order:
         if eco in nexts:
             d.next_step = fill((nexts[eco],), d.facts)
             break

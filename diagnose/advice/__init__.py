@@ -135,11 +135,12 @@ def detect(lines, root_frameworks=()) -> list[str]:
 
 
 def primary(ecos: list[str]) -> str:
-    """The ecosystem advice is written for: the most specific one seen, else `generic`."""
-    for e in ecos:
-        if e not in ("python", "generic"):
+    """The ecosystem advice is written for: the most specific one seen, else `generic`. A Python
+    program that also shows native markers (nvcc, a .cu file) is still a Python program."""
+    for e in lookup_order(ecos):
+        if e != "python":
             return e
-    return ecos[0] if ecos else "generic"
+    return "generic"
 
 
 # -- localisation: no command of an absent ecosystem ------------------------------------------------
@@ -158,7 +159,20 @@ def cut(text: str, present) -> tuple[str, int]:
     """The text without its clauses that name an absent ecosystem's commands, and how many were cut."""
     if not text or not foreign(text, present):
         return text, 0
-    kept, dropped = [], 0
+    dropped = 0
+
+    def aside(m):                 # a foreign parenthetical goes alone: "(e.g. the matching torch wheel)"
+        nonlocal dropped
+        if foreign(m[0], present):
+            dropped += 1
+            return ""
+        return m[0]
+
+    text = re.sub(r"\s*\([^()]*\)", aside, text)
+    text = re.sub(r"\s+([,.;:])", r"\1", text)
+    if not foreign(text, present):
+        return text, dropped
+    kept = []
     for clause in _CLAUSE.split(text):
         if not foreign(clause, present):
             if clause.strip():
@@ -395,9 +409,15 @@ def fill(template: str, names: dict) -> str | None:
     return re.sub(r"\{(\w+)\}", lambda m: show(m[1], names[m[1]]), template)
 
 
+def lookup_order(ecos: list[str]) -> list[str]:
+    """Where a variant is looked for: the log's ecosystems, most specific first, then `generic`;
+    `native` advice (./app, cuda-gdb) only for a log with no Python in it."""
+    return [e for e in ecos if not (e == "native" and "python" in ecos)] + ["generic"]
+
+
 def _variant(default: str, variants, ecos: list[str], names: dict) -> str | None:
     table = dict(variants)
-    for e in ecos:
+    for e in lookup_order(ecos):
         if e in table:
             text = fill(table[e], names)
             if text:
