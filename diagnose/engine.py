@@ -262,13 +262,18 @@ def _variants(d: Diagnosis, sig) -> None:
     fixes, nexts = dict(sig.fix_for), dict(sig.next_step_for)
     order = lookup_order(d.ecosystems)
     for eco in order:
-        if eco in fixes:
+        if eco in fixes and _fillable(fixes[eco], d.facts):
             d.fix = fill(fixes[eco], d.facts)
             break
     for eco in order:
-        if eco in nexts:
+        if eco in nexts and _fillable((nexts[eco],), d.facts):
             d.next_step = fill((nexts[eco],), d.facts)
             break
+
+
+def _fillable(templates, facts: dict) -> bool:
+    """Some template's facts are all known (a variant never prints '?' where the default would not)."""
+    return any(all(n in facts for n in re.findall(r"\{(\w+)\}", t)) for t in templates)
 
 
 def _finish(d: Diagnosis, ctx: _Context, snapshot: dict | None) -> Diagnosis:

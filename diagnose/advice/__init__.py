@@ -137,17 +137,14 @@ def detect(lines, root_frameworks=()) -> list[str]:
 def primary(ecos: list[str]) -> str:
     """The ecosystem advice is written for: the most specific one seen, else `generic`. A Python
     program that also shows native markers (nvcc, a .cu file) is still a Python program."""
-    for e in lookup_order(ecos):
-        if e != "python":
-            return e
-    return "generic"
+    return lookup_order(ecos)[0]
 
 
 # -- localisation: no command of an absent ecosystem ------------------------------------------------
 
 _CLAUSE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])|;\s+")
 _ITEM = re.compile(r",\s+(?![^(]*\))")          # commas outside parentheses
-_OR = re.compile(r"^(?:or|and)\s+")
+_OR = re.compile(r"^(?:[Oo]r|[Aa]nd)\s+")
 
 
 def foreign(text: str, present) -> list[str]:
@@ -156,37 +153,58 @@ def foreign(text: str, present) -> list[str]:
 
 
 def cut(text: str, present) -> tuple[str, int]:
-    """The text without its clauses that name an absent ecosystem's commands, and how many were cut."""
+    """The text without its clauses that name an absent ecosystem's commands, and how many were cut.
+
+    A foreign parenthetical goes alone; then a foreign option of a list ("reduce the batch, use X,
+    or set Y") goes alone when the list's first item (the verb) stays; else the clause goes. A
+    `backticked command` is never split."""
     if not text or not foreign(text, present):
         return text, 0
+    spans: list[str] = []
+
+    def protect(m):
+        spans.append(m[0])
+        return f"\x00{len(spans) - 1}\x00"
+
+    def back(t: str) -> str:
+        return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m[1])], t)
+
+    def bad(t: str) -> bool:
+        return bool(foreign(back(t), present))
+
+    work = re.sub(r"`[^`]*`", protect, text)
     dropped = 0
 
     def aside(m):                 # a foreign parenthetical goes alone: "(e.g. the matching torch wheel)"
         nonlocal dropped
-        if foreign(m[0], present):
+        if bad(m[0]):
             dropped += 1
             return ""
         return m[0]
 
-    text = re.sub(r"\s*\([^()]*\)", aside, text)
-    text = re.sub(r"\s+([,.;:])", r"\1", text)
-    if not foreign(text, present):
-        return text, dropped
+    work = re.sub(r"\s*\([^()]*\)", aside, work)
+    work = re.sub(r"\s+([,;:]|\.(?!\.))", r"\1", work)
+    if not bad(work):
+        return back(work), dropped
     kept = []
-    for clause in _CLAUSE.split(text):
-        if not foreign(clause, present):
+    for clause in _CLAUSE.split(work):
+        if not bad(clause):
             if clause.strip():
                 kept.append(clause.strip())
             continue
-        # a list of options ("reduce the batch, donate buffers (donate_argnums), or raise X"): keep the
-        # options that are not foreign when the first one, which carries the verb, is not
         items = _ITEM.split(clause.strip())
-        good = [i for i in items if not foreign(i, present)]
+        good = [i for i in items if not bad(i)]
         dropped += len(items) - len(good)
         if len(items) > 1 and good and good[0] is items[0]:
-            kept.append(", ".join(_OR.sub("", g) if n else g for n, g in enumerate(good)).rstrip(".;, ") if len(good) < 2
-                        else ", ".join(g.rstrip(".;, ") for g in good[:-1]) + ", or " + _OR.sub("", good[-1]))
-    out = ". ".join(k.rstrip(".;, ") for k in kept)
+            if len(good) == 1:
+                kept.append(good[0])
+            else:
+                kept.append(", ".join(g.rstrip(".;, ") for g in good[:-1]) + ", or " + _OR.sub("", good[-1]))
+    sentences = []
+    for k in kept:
+        k = _OR.sub("", k.rstrip(".;, ")) if not sentences else k.rstrip(".;, ")
+        sentences.append(k[:1].upper() + k[1:])
+    out = back(". ".join(sentences))
     return (out + "." if out else ""), dropped
 
 
@@ -196,7 +214,7 @@ def localise(d) -> None:
     main = primary(d.ecosystems)
     d.fix, fix_cut = cut(d.fix, present)
     d.next_step, next_cut = cut(d.next_step, present)
-    if next_cut or not d.next_step:
+    if not d.next_step or (next_cut and len(d.next_step) < 60):
         own = ecosystem_next_step(main, d.family)
         if own and own not in d.next_step:
             d.next_step = (d.next_step + " " + own).strip() if d.next_step else own
@@ -397,7 +415,9 @@ def show(name: str, value) -> str:
     if isinstance(value, float):
         if value == int(value) and abs(value) < 1e15:
             return str(int(value))
-        return f"{value:.1f}" if abs(value) >= 1 else f"{value:.2g}"
+        if abs(value) >= 10:
+            return f"{value:.0f}"
+        return f"{value:.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.2g}"
     return render(name, value)
 
 
@@ -410,9 +430,11 @@ def fill(template: str, names: dict) -> str | None:
 
 
 def lookup_order(ecos: list[str]) -> list[str]:
-    """Where a variant is looked for: the log's ecosystems, most specific first, then `generic`;
-    `native` advice (./app, cuda-gdb) only for a log with no Python in it."""
-    return [e for e in ecos if not (e == "native" and "python" in ecos)] + ["generic"]
+    """Where a variant is looked for: the log's ecosystems, most specific first, or `generic` when
+    none is (a Python log with no framework in sight); `native` advice (./app, cuda-gdb) only for a
+    log with no Python in it."""
+    specific = [e for e in ecos if e != "python" and not (e == "native" and "python" in ecos)]
+    return specific or ["generic"]
 
 
 def _variant(default: str, variants, ecos: list[str], names: dict) -> str | None:
