@@ -236,14 +236,36 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
 
     d = _readings(_decide_scan(scan, path, matcher, reader))
     root_line = d.root.line if d.root else None
-    lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches if not m.demoted]
-    lines += [e.text for e in d.evidence] + ([d.root.text] if d.root else [])
+    lines = _whole_text(scan, d, reader)
+    if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
+        lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
+        lines += [e.text for e in d.evidence] + ([d.root.text] if d.root else [])
     frames = [t for kind, n, t in scan.hints if kind == "frame" and (root_line is None or n < root_line)]
     sig = _signature(d.signature, scan, matcher)
     d.ecosystems = advice.detect(lines, sig.frameworks if sig else ())
     if sig is not None and d.family == sig.family:
         _variants(d, sig)
     return d, _Context(lines, frames[-1:])
+
+
+WHOLE_TEXT_MAX = 256 << 10     # a failing log up to this size is read whole for the advice layer
+
+
+def _whole_text(scan: ScanResult, d: Diagnosis, reader) -> list[str] | None:
+    """Every line of a small failing log (warnings like "Found GPU0 ... of cuda capability 3.5" and
+    the command line name the framework and the device); None for big or clean logs."""
+    from signatures.normalise import normalise_chunk
+
+    if d.family == "none" or scan.error or not scan.bytes or scan.bytes > WHOLE_TEXT_MAX:
+        return None
+    try:
+        data = reader()
+    except (OSError, EOFError, ValueError):
+        return None
+    if not data:
+        return None
+    text = normalise_chunk(data[:WHOLE_TEXT_MAX]).decode("utf-8", "replace")
+    return [line[:400] for line in text.split("\n")]
 
 
 def _signature(sig_id, scan: ScanResult, matcher):

@@ -69,9 +69,9 @@ def specs() -> tuple[_Spec, ...]:
 
 def _command(spec: _Spec, d: Diagnosis) -> str:
     """The question's command in the log's ecosystem; none when it would name an absent framework."""
-    from diagnose.advice import foreign
+    from diagnose.advice import foreign, present as allowed
 
-    present = set(d.ecosystems) or {"generic"}
+    present = allowed(d.ecosystems)
     variants = dict(spec.command_for)
     for eco in d.ecosystems:
         if eco in variants and not foreign(variants[eco], present):

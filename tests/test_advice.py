@@ -88,6 +88,7 @@ def test_a_bad_rule_file_names_the_file_and_the_rule(tmp_path):
     (["ERROR: LoadError: CUDA error: out of memory (code 2, ERROR_OUT_OF_MEMORY)", "@ CUDA ~/.julia/packages/CUDA/abc/lib/cudadrv/libcuda.jl:30"], ["julia"]),
     (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"], ["rocm"]),
     (["tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator ran out of memory"], ["tensorflow", "python", "native"]),
+    (["RuntimeError: HIP error: an illegal memory access was encountered"], ["rocm", "python"]),
 ])
 def test_detect(lines, want):
     assert advice.detect(lines) == want
@@ -95,10 +96,11 @@ def test_detect(lines, want):
 
 def test_cut_keeps_the_options_of_the_logs_framework():
     text, n = advice.cut("Reduce the batch, use activation checkpointing, or set "
-                         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. Then run nvidia-smi.", {"jax", "python"})
+                         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. Then run nvidia-smi.",
+                         advice.present(["jax", "python"]))
     assert text == "Reduce the batch, or use activation checkpointing. Then run nvidia-smi." and n == 1
     assert advice.cut("Print torch.cuda.memory_summary().", {"jax"}) == ("", 1)
-    assert advice.cut("Run nvidia-smi.", {"native"}) == ("Run nvidia-smi.", 0)
+    assert advice.cut("Run nvidia-smi.", advice.present(["native"])) == ("Run nvidia-smi.", 0)
 
 
 # -- over every labelled real log ----------------------------------------------------------------
@@ -159,3 +161,16 @@ def test_no_log_gets_a_command_of_a_framework_it_never_shows():
     assert checked_torch > 300 and checked_native > 40
     assert not torch_bad, f"{len(torch_bad)} of {checked_torch} torch-free logs got a torch command:\n" + "\n".join(torch_bad[:40])
     assert not python_bad, f"{len(python_bad)} of {checked_native} native logs got a Python command:\n" + "\n".join(python_bad[:40])
+
+
+def test_nvidia_tools_are_assumed_except_on_a_rocm_log():
+    assert "nvidia" in advice.present(["pytorch", "python"])
+    assert "nvidia" not in advice.present(["rocm", "pytorch", "python"])
+    assert advice.cut("Run compute-sanitizer --tool memcheck python x.py. Check rocminfo.",
+                      advice.present(["rocm", "python"]))[0] == "Check rocminfo."
+
+
+def test_a_source_build_of_pytorch_is_no_python_program():
+    assert "python" not in advice.detect(["TORCH_CUDA_ARCH_LIST=All cmake -DUSE_CUDA=ON ..",
+                                          "nvcc fatal   : Unsupported gpu architecture 'compute_20'"])
+    assert "python" in advice.detect(["torch.OutOfMemoryError: CUDA out of memory."])

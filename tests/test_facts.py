@@ -8,6 +8,7 @@ def test_bytes():
     assert facts.parse_bytes("262144") == 262144
     assert facts.parse_bytes("20.00 MiB") == 20 * 1024**2
     assert facts.parse_bytes("48KB") == 48000
+    assert facts.parse_bytes("21.95G") == round(21.95 * 1024**3) and facts.parse_bytes("64.0K") == 65536
     assert facts.parse_bytes("1,024 bytes") == 1024
     assert facts.parse_bytes("lots") is None
 

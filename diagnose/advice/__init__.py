@@ -45,6 +45,8 @@ class Ecosystem:
     aliases: tuple[str, ...]
     implies: tuple[str, ...]
     next_step: dict = field(default_factory=dict, hash=False, compare=False)
+    implies_unless: tuple[str, ...] = ()    # patterns that cancel `implies` (a source build of the framework)
+    assumed_unless: tuple[str, ...] = ()    # present unless one of these ecosystems is seen without it
 
 
 def _compile(pattern: str, where: str):
@@ -65,14 +67,16 @@ def ecosystems() -> tuple[Ecosystem, ...]:
     for raw in data.get("ecosystem", []):
         name = raw.get("name")
         where = f"{FRAMEWORKS_FILE}: ecosystem {name!r}"
-        unknown = set(raw) - {"name", "markers", "commands", "aliases", "implies", "next_step"}
+        unknown = set(raw) - {"name", "markers", "commands", "aliases", "implies", "next_step", "implies_unless",
+                              "assumed_unless"}
         if not name or unknown:
             raise AdviceError(f"{where}: needs a name; unknown keys {sorted(unknown)}")
-        for p in list(raw.get("markers", [])) + list(raw.get("commands", [])):
+        for p in list(raw.get("markers", [])) + list(raw.get("commands", [])) + list(raw.get("implies_unless", [])):
             _compile(p, where)
         out.append(Ecosystem(name, tuple(raw.get("markers", [])), tuple(raw.get("commands", [])),
                              tuple(raw.get("aliases", [])), tuple(raw.get("implies", [])),
-                             dict(raw.get("next_step", {}))))
+                             dict(raw.get("next_step", {})), tuple(raw.get("implies_unless", [])),
+                             tuple(raw.get("assumed_unless", []))))
     return tuple(out)
 
 
@@ -130,8 +134,20 @@ def detect(lines, root_frameworks=()) -> list[str]:
     seen |= implied(root_frameworks)
     by_name = {e.name: e for e in ecosystems()}
     for name in list(seen):
-        seen |= set(by_name[name].implies) if name in by_name else set()
+        e = by_name.get(name)
+        if e and e.implies and not any(_compile(p, name).search(text) for p in e.implies_unless):
+            seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
+
+
+def present(ecos) -> set[str]:
+    """The ecosystems whose commands may be printed: those seen, `generic`, and the assumed ones
+    (`assumed_unless`: NVIDIA's tools, unless the log is a ROCm one with no NVIDIA in it)."""
+    out = set(ecos) | {"generic"}
+    for e in ecosystems():
+        if e.assumed_unless and not out & set(e.assumed_unless):
+            out.add(e.name)
+    return out
 
 
 def primary(ecos: list[str]) -> str:
@@ -210,10 +226,10 @@ def cut(text: str, present) -> tuple[str, int]:
 
 def localise(d) -> None:
     """Cut foreign commands from fix and next step; a next step that lost any gets the ecosystem's own."""
-    present = set(d.ecosystems) or {"generic"}
+    allowed = present(d.ecosystems)
     main = primary(d.ecosystems)
-    d.fix, fix_cut = cut(d.fix, present)
-    d.next_step, next_cut = cut(d.next_step, present)
+    d.fix, fix_cut = cut(d.fix, allowed)
+    d.next_step, next_cut = cut(d.next_step, allowed)
     if not d.next_step or (next_cut and len(d.next_step) < 60):
         own = ecosystem_next_step(main, d.family)
         if own and own not in d.next_step:
@@ -353,8 +369,16 @@ def _funcs(tables: dict, lines: list[str]) -> dict:
         rx = _compile(pattern, "rule")
         return any(rx.search(t) for t in lines)
 
-    return {"newest_cuda": newest_cuda, "wheel": wheel, "seen": seen,
-            "cc_name": lambda v: "sm_" + f"{float(v):.1f}".replace(".", "")}
+    def grab(pattern):
+        """The first group of the first line the pattern matches (a fact the signature did not capture)."""
+        rx = _compile(pattern, "rule")
+        for t in lines:
+            m = rx.search(t)
+            if m:
+                return m.group(1) if m.groups() else m.group(0)
+        raise expr.Missing("grab")
+
+    return {"newest_cuda": newest_cuda, "wheel": wheel, "seen": seen, "grab": grab}
 
 
 def names_of(d, snapshot: dict | None, frames: list[str] | None = None) -> dict:
@@ -433,7 +457,7 @@ def lookup_order(ecos: list[str]) -> list[str]:
     """Where a variant is looked for: the log's ecosystems, most specific first, or `generic` when
     none is (a Python log with no framework in sight); `native` advice (./app, cuda-gdb) only for a
     log with no Python in it."""
-    specific = [e for e in ecos if e != "python" and not (e == "native" and "python" in ecos)]
+    specific = [e for e in ecos if e not in ("python", "nvidia") and not (e == "native" and "python" in ecos)]
     return specific or ["generic"]
 
 
@@ -487,11 +511,13 @@ def evaluate_rules(d, snapshot: dict | None = None, frames=None, lines=None, rul
 def reason(d, snapshot: dict | None = None, frames=None, lines=None) -> None:
     """Apply the rules that hold: conclusions to `reasoning`, the first fix/next step/origin chosen wins."""
     fix_set = next_set = origin_set = False
+    allowed = present(d.ecosystems)
     for f in evaluate_rules(d, snapshot, frames, lines):
         d.reasoning.append(f.conclusion)
-        if f.fix and not fix_set:
+        # a rule's advice counts only if something of it survives in the log's own terms
+        if f.fix and not fix_set and cut(f.fix, allowed)[0]:
             d.fix, fix_set = f.fix, True
-        if f.next_step and not next_set:
+        if f.next_step and not next_set and cut(f.next_step, allowed)[0]:
             d.next_step, next_set = f.next_step, True
         if f.rule.origin and not origin_set and f.rule.origin != d.origin:
             d.reasoning.append(f"origin {f.rule.origin}, not {d.origin or '-'} ({f.rule.id})")

@@ -29,7 +29,7 @@ _CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE:
 _FUNCS = {"min": min, "max": max, "abs": abs, "ceil": math.ceil, "floor": math.floor, "log2": math.log2,
           "round": round, "len": len, "int": int, "float": float, "str": str, "lower": lambda s: str(s).lower()}
 _LAZY = {"first", "known"}       # take unevaluated arguments: a missing one is not an error
-EXTRA = {"seen", "newest_cuda", "wheel", "cc_name"}   # supplied by the caller (diagnose.advice)
+EXTRA = {"seen", "grab", "newest_cuda", "wheel"}   # supplied by the caller (diagnose.advice)
 
 
 def parse(text: str) -> ast.Expression:
