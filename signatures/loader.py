@@ -18,7 +18,8 @@ from signatures.taxonomy import FAMILIES, NON_FAILURE, ORIGINS, ROLES
 
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
-KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings"}
+KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier"}
+TIERS = ("hard", "support")
 MAX_PATTERN_LEN = 2000
 
 
@@ -106,6 +107,8 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         raise SignatureError(f"{_where(path, sig_id)}: unknown origin {raw['origin']!r}; one of {', '.join(ORIGINS)}")
     if raw["role"] not in ROLES:
         raise SignatureError(f"{_where(path, sig_id)}: role must be one of {', '.join(ROLES)}, not {raw['role']!r}")
+    if raw.get("tier", "hard") not in TIERS:
+        raise SignatureError(f"{_where(path, sig_id)}: tier must be one of {', '.join(TIERS)}, not {raw['tier']!r}")
     if not isinstance(raw["priority"], int) or not 0 <= raw["priority"] <= 100:
         raise SignatureError(f"{_where(path, sig_id)}: priority must be an integer 0..100")
     patterns = _as_tuple(raw["patterns"], path, sig_id, "patterns")
@@ -152,7 +155,7 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         references=_as_tuple(raw.get("references", []), path, sig_id, "references"),
         examples=tuple(examples),
         counterexamples=no_match,
-        in_warnings=bool(raw.get("in_warnings", False)), file=str(path),
+        in_warnings=bool(raw.get("in_warnings", False)), file=str(path), tier=raw.get("tier", "hard"),
     )
 
 

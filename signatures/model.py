@@ -28,6 +28,9 @@ class Signature:
     counterexamples: tuple[str, ...]
     in_warnings: bool = False     # still a failure when logged at warning/info level
     file: str = ""
+    # evidence tier: `hard` names the failure; `support` points at a family without naming the
+    # failure (a traceback frame in an autotuner, a status code): used only when no hard root is found
+    tier: str = "hard"
 
 
 @dataclass

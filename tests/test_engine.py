@@ -108,11 +108,11 @@ def test_binary_file(m, tmp_path):
     assert d.family == "unknown" and "binary" in d.error
 
 
-def test_empty_file(m, tmp_path):
+def test_empty_file_is_not_none_but_says_it_is_empty(m, tmp_path):
     p = tmp_path / "empty.log"
     p.write_bytes(b"")
     d = decide(m.scan_file(p), str(p))
-    assert d.family == "none" and d.error is None
+    assert d.family == "unknown" and d.error is None and d.confidence == 0.0 and "empty" in d.title
 
 
 def test_truncated_gzip_classifies_what_it_read(m, tmp_path):
