@@ -21,6 +21,8 @@ from signatures.normalise import line_level, strip_prefix
 BENIGN_REACH = 200
 FAILURE_HINTS = FAILURE_KINDS
 # which failure line of an unexplained log is most likely its root, best first
+# error-level lines this close before the root are its summary (NCCL's watchdog prints one first)
+SUMMARY_REACH = 5
 HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "level": 4, "exit": 5, "traceback": 6, "frame": 7}
 CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
 _confidence_table: dict | None = None
@@ -73,10 +75,10 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "demoted"
         elif m.signature.role == "benign":
             role = "benign"
-        elif root is not None and m.signature.family == root.signature.family:
+        elif root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom":
             role = "detail"          # another line of the root's own family adds detail
-        elif root is not None and m.line > root.line:
-            role = "symptom"         # a later failure of another family: explained by the root
+        elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
+            role = "symptom"         # a consequence (by its role, or by coming after the root)
         elif m.signature.role == "root":
             role = "competing"       # a root of another family that lost on priority
         else:
@@ -85,7 +87,9 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
     if root is not None:
         taken = {link.line for link in links}
         for kind, n, text in hints:
-            if (n > root.line and n not in taken and kind in FAILURE_HINTS and kind not in ("frame", "traceback")
+            # error lines after the root, and the error-level summary a watchdog prints just before it
+            near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
+            if (near and n not in taken and kind in FAILURE_HINTS and kind not in ("frame", "traceback")
                     and line_level(text) is None):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
