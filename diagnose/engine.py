@@ -23,6 +23,7 @@ FAILURE_HINTS = FAILURE_KINDS
 # which failure line of an unexplained log is most likely its root, best first
 # error-level lines this close before the root are its summary (NCCL's watchdog prints one first)
 SUMMARY_REACH = 5
+MAX_FACT_LINES = 10   # lines of the same failure read for generic facts, besides the root
 HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "level": 4, "exit": 5, "traceback": 6, "frame": 7}
 CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
 _confidence_table: dict | None = None
@@ -127,6 +128,9 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
             for k, v in m.facts.items():
                 facts.setdefault(k, v)
 
+    same = [m.text for m in failures if m.signature.family == sig.family and m is not root][:MAX_FACT_LINES]
+    facts.update(_generic_facts([root.text] + same, facts, scan.hints, root.line))
+
     d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
     d.root = Line(root.line, root.text)
     d.chain = _chain(root, matches, scan.hints)
@@ -139,6 +143,26 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.confidence = _confidence(root, roots, wrappers, failures)
     d.evidence = _evidence(root, failures, scan)
     return d
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_")
+
+
+def _generic_facts(lines: list[str], known: dict, hints, root_line: int) -> dict:
+    """Facts the signature did not capture, from the failure's own lines (signatures/facts.toml), and
+    the source location: the innermost traceback frame above the root that is not a temporary file."""
+    from signatures.generic_facts import extract
+
+    found = extract(lines, known)
+    frames = [h for h in hints if h[0] == "frame" and h[1] <= root_line]
+    for _, _, text in reversed(frames):
+        m = _FRAME.search(text)
+        if m and not any(t in m[1] for t in TEMP_DIRS):
+            if "source" not in known:
+                found["source"] = f"{m[1]}:{m[2]}"
+            break
+    return found
 
 
 def _readings(d: Diagnosis) -> Diagnosis:
@@ -230,6 +254,7 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.fix = ("No signature explains this failure; the root line is the most likely error "
                  "(last exception, assertion, fatal signal or error line).")
         d.next_step = UNKNOWN_NEXT
+        d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
         _fallback_guess(d, [h for h in hints if h[0] != "frame"], root)
         return d
     d.family = "none"
