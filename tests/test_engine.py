@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.engine import decide
+from diagnose.engine import confidence_of, decide
 from signatures.loader import load_all
 from signatures.matcher import Matcher
 
@@ -38,7 +38,7 @@ def test_wrapper_alone_gives_its_family_with_lower_confidence(m):
 
 def test_symptom_alone(m):
     d = run(m, "CUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm\n")
-    assert d.family == "illegal-memory-access" and d.confidence <= 0.5
+    assert d.family == "illegal-memory-access" and d.confidence == confidence_of("symptom") < confidence_of("root")
 
 
 def test_facts_and_fix_template(m):

@@ -20,7 +20,7 @@ def test_unexplained_failure_gets_a_guess_not_a_claim():
            b"RuntimeError: NCCL communicator was aborted on rank 3 (collective all_reduce)\n")
     d = decide(m.scan_bytes(log), "<t>")
     assert d.family == "collective-comm" and d.signature == "fallback.collective-comm"
-    assert d.confidence == confidence_of("fallback") < 0.6 and "guess" in d.explanation and d.root.line == 3
+    assert d.confidence == confidence_of("fallback") < confidence_of("root") and "guess" in d.explanation and d.root.line == 3
     # still listed as a log a signature should be written for
     assert cluster([d])[0].count == 1
 
