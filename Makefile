@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
+.PHONY: demo test accuracy calibration rounds ablation bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,14 @@ test: $(VENV)/.dev sysdeps
 
 accuracy: $(VENV)/.base
 	$(PY) -m bench.accuracy
+
+# confidence bucket vs observed accuracy over the before-records of fresh rounds of real logs
+calibration: $(VENV)/.base
+	$(PY) -m bench.calibration
+
+# accuracy, origin, root line, facts recall and misses of the fresh rounds (g21 on)
+rounds: $(VENV)/.base
+	$(PY) -m bench.rounds score $(patsubst tests/fixtures/issues/before-%.tsv,%,$(wildcard tests/fixtures/issues/before-*.tsv))
 
 ablation: $(VENV)/.base
 	$(PY) -m bench.fallback_ablation

@@ -18,7 +18,8 @@ from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLE
 
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
-KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "fix_for", "next_step_for"}
+KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for"}
+TIERS = ("hard", "support")
 MAX_PATTERN_LEN = 2000
 
 
@@ -106,6 +107,8 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         raise SignatureError(f"{_where(path, sig_id)}: unknown origin {raw['origin']!r}; one of {', '.join(ORIGINS)}")
     if raw["role"] not in ROLES:
         raise SignatureError(f"{_where(path, sig_id)}: role must be one of {', '.join(ROLES)}, not {raw['role']!r}")
+    if raw.get("tier", "hard") not in TIERS:
+        raise SignatureError(f"{_where(path, sig_id)}: tier must be one of {', '.join(TIERS)}, not {raw['tier']!r}")
     if not isinstance(raw["priority"], int) or not 0 <= raw["priority"] <= 100:
         raise SignatureError(f"{_where(path, sig_id)}: priority must be an integer 0..100")
     patterns = _as_tuple(raw["patterns"], path, sig_id, "patterns")
@@ -153,7 +156,7 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         references=_as_tuple(raw.get("references", []), path, sig_id, "references"),
         examples=tuple(examples),
         counterexamples=no_match,
-        in_warnings=bool(raw.get("in_warnings", False)), file=str(path),
+        in_warnings=bool(raw.get("in_warnings", False)), file=str(path), tier=raw.get("tier", "hard"),
         fix_for=fix_for, next_step_for=next_step_for,
     )
 

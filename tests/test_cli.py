@@ -51,7 +51,7 @@ def test_jsonl_contract_and_bad_inputs(logs):
     assert got["b.log"]["family"] == "oom" and got["b.log"]["facts"]["requested_bytes"] == 2 << 30
     assert got["c.log"]["family"] == "none"
     assert got["binary.bin"]["family"] == "unknown" and "binary" in got["binary.bin"]["error"]
-    assert got["empty.log"]["family"] == "none"
+    assert got["empty.log"]["family"] == "unknown" and "empty" in got["empty.log"]["title"]
     assert got["latin1.log"]["family"] == "illegal-memory-access"
     assert "gzip" in got["cut.log.gz"]["error"]
     assert got["whole.log.gz"]["family"] == "oom"
