@@ -219,7 +219,8 @@ def cut(text: str, present) -> tuple[str, int]:
     sentences = []
     for k in kept:
         k = _OR.sub("", k.rstrip(".;, ")) if not sentences else k.rstrip(".;, ")
-        sentences.append(k[:1].upper() + k[1:])
+        first = k.split(" ", 1)[0]
+        sentences.append(k[:1].upper() + k[1:] if first.isalpha() and first.islower() else k)
     out = back(". ".join(sentences))
     return (out + "." if out else ""), dropped
 
