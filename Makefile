@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy calibration rounds ablation bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
+.PHONY: demo test accuracy calibration rounds ablation bench bench-env bench-tui bench-advice corpus corpus-check sysdeps venv dev clean signatures-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,9 @@ bench-env: $(VENV)/.dev
 
 bench-tui: $(VENV)/.dev
 	$(PY) -m bench.tui_speed
+
+bench-advice: $(VENV)/.base
+	$(PY) -m bench.advice_overhead
 
 corpus: $(VENV)/.dev
 	$(PIP) install -e '.[corpus]'
