@@ -49,6 +49,7 @@ class Ecosystem:
     assumed_unless: tuple[str, ...] = ()    # present unless one of these ecosystems is seen without it
 
 
+@functools.lru_cache(maxsize=4096)
 def _compile(pattern: str, where: str):
     try:
         import re2
@@ -163,9 +164,28 @@ _ITEM = re.compile(r",\s+(?![^(]*\))")          # commas outside parentheses
 _OR = re.compile(r"^(?:[Oo]r|[Aa]nd)\s+")
 
 
+@functools.lru_cache(maxsize=1)
+def _command_set():
+    """One re2 Set over every ecosystem's command patterns: which ecosystems a text names, in one pass."""
+    import re2
+
+    opts = re2.Options()
+    opts.max_mem = 64 << 20
+    s = re2.Set.SearchSet(opts)
+    names = []
+    for name, rx in _command_res().items():
+        s.Add("|".join(f"(?:{c})" for c in next(e for e in ecosystems() if e.name == name).commands))
+        names.append(name)
+    s.Compile()
+    return s, names
+
+
 def foreign(text: str, present) -> list[str]:
     """The absent ecosystems whose commands this text names."""
-    return [name for name, rx in _command_res().items() if name not in present and rx.search(text)]
+    if not text:
+        return []
+    s, names = _command_set()
+    return [names[i] for i in sorted(s.Match(text) or []) if names[i] not in present]
 
 
 def cut(text: str, present) -> tuple[str, int]:
@@ -366,18 +386,22 @@ def _funcs(tables: dict, lines: list[str]) -> dict:
             raise expr.Missing("wheel")
         return wheels[max(ok, key=float)]
 
+    joined: list[str] = []
+
+    def text() -> str:            # the lines joined once, searched by every seen()/grab() of the rules
+        if not joined:
+            joined.append("\n".join(lines))
+        return joined[0]
+
     def seen(pattern):
-        rx = _compile(pattern, "rule")
-        return any(rx.search(t) for t in lines)
+        return _compile(pattern, "rule").search(text()) is not None
 
     def grab(pattern):
-        """The first group of the first line the pattern matches (a fact the signature did not capture)."""
-        rx = _compile(pattern, "rule")
-        for t in lines:
-            m = rx.search(t)
-            if m:
-                return m.group(1) if m.groups() else m.group(0)
-        raise expr.Missing("grab")
+        """The first group of the first match in the log (a fact the signature did not capture)."""
+        m = _compile(pattern, "rule").search(text())
+        if m is None:
+            raise expr.Missing("grab")
+        return m.group(1) if m.groups() else m.group(0)
 
     return {"newest_cuda": newest_cuda, "wheel": wheel, "seen": seen, "grab": grab}
 

@@ -9,6 +9,7 @@ apply), except inside `first(...)`, which takes the first argument that has one.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 
@@ -32,7 +33,9 @@ _LAZY = {"first", "known"}       # take unevaluated arguments: a missing one is 
 EXTRA = {"seen", "grab", "newest_cuda", "wheel"}   # supplied by the caller (diagnose.advice)
 
 
+@functools.lru_cache(maxsize=1024)
 def parse(text: str) -> ast.Expression:
+    """The checked tree of an expression (cached: a rule's expressions are parsed once)."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
@@ -86,7 +89,7 @@ def _eval(node, names):
         try:
             return _BIN[type(node.op)](left, right)
         except (TypeError, ZeroDivisionError, OverflowError):
-            raise Missing(ast.unparse(node)) from None
+            raise Missing(type(node).__name__) from None
     if isinstance(node, ast.Compare):
         left = _eval(node.left, names)
         for op, comp in zip(node.ops, node.comparators):
@@ -95,7 +98,7 @@ def _eval(node, names):
                 if not _CMP[type(op)](left, right):
                     return False
             except TypeError:        # a string fact where a number was expected: the rule does not apply
-                raise Missing(ast.unparse(node)) from None
+                raise Missing(type(node).__name__) from None
             left = right
         return True
     if isinstance(node, ast.Call):
@@ -106,7 +109,7 @@ def _eval(node, names):
                     return _eval(arg, names)
                 except Missing:
                     continue
-            raise Missing(ast.unparse(node))
+            raise Missing(type(node).__name__)
         if name == "known":
             try:
                 for arg in node.args:
@@ -121,7 +124,7 @@ def _eval(node, names):
         try:
             return fn(*args)
         except (TypeError, ValueError, OverflowError):
-            raise Missing(ast.unparse(node)) from None
+            raise Missing(type(node).__name__) from None
     raise ExprError(f"cannot evaluate {ast.unparse(node)!r}")   # pragma: no cover (parse() rejects it)
 
 
