@@ -76,8 +76,11 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "demoted"
         elif m.signature.role == "benign":
             role = "benign"
-        elif root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom":
+        elif (root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom"
+              and (m.line < root.line or m.signature is root.signature)):
             role = "detail"          # another line of the root's own family adds detail
+        elif root is not None and m.signature.family == root.signature.family:
+            role = "symptom"         # the same failure reported again by another layer, after the root
         elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
             role = "symptom"         # a consequence (by its role, or by coming after the root)
         elif m.signature.role == "root":
