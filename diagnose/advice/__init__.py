@@ -406,7 +406,10 @@ def _funcs(tables: dict, lines: list[str]) -> dict:
     return {"newest_cuda": newest_cuda, "wheel": wheel, "seen": seen, "grab": grab}
 
 
-def names_of(d, snapshot: dict | None, frames: list[str] | None = None) -> dict:
+_FRAME = re.compile(r'File "([^"]+)", line \d+')
+
+
+def names_of(d, snapshot: dict | None, frames: list[str] | None = None, lines=()) -> dict:
     """The values a rule may name: the diagnosis's facts (CCs as numbers), env_* from the snapshot,
     what the scan saw (ecosystems, dtypes, the innermost traceback frame)."""
     names: dict = {}
@@ -422,6 +425,10 @@ def names_of(d, snapshot: dict | None, frames: list[str] | None = None) -> dict:
     names["family"], names["origin"], names["signature"] = d.family, d.origin or "", d.signature or ""
     names["ecosystems"] = list(d.ecosystems)
     names["ecosystem"] = primary(d.ecosystems)
+    files = [m[1] for t in lines for m in [_FRAME.search(t)] if m]
+    if files:                     # every traceback frame in the log, and those of the program itself
+        names["frame_count"] = len(files)
+        names["user_frame_count"] = sum(1 for f in files if not LIBRARY_PATH.search(f))
     frames = [f for f in (frames or []) if f]
     if frames:
         m = re.search(r'File "([^"]+)"', frames[-1])
@@ -507,7 +514,7 @@ class Fired:
 def evaluate_rules(d, snapshot: dict | None = None, frames=None, lines=None, rules=None) -> list[Fired]:
     """The rules whose condition holds for this diagnosis, in file order (pure)."""
     rules, tables = rules or default_rules()
-    names = names_of(d, snapshot, frames)
+    names = names_of(d, snapshot, frames, lines or ())
     funcs = _funcs(tables, list(lines or []))
     fired = []
     for rule in rules:
