@@ -18,6 +18,8 @@ def text_block(f: Finding, width: int = 80) -> str:
     """`file:line:col  severity  id` then the title, the source line, why and fix, wrapped to width."""
     wrap = lambda s, ind="    ": textwrap.fill(s, width, initial_indent=ind, subsequent_indent=ind)  # noqa: E731
     head = "  ".join(x for x in (f.where, f.severity, f.id) if x)
+    if len(head) > width:                      # a long path: the id goes on its own line
+        head = "  ".join(x for x in (f.where, f.severity) if x)[:width] + "\n  " + f.id[: width - 2]
     lines = [head, wrap(f.title)]
     if f.evidence and f.evidence[0].text:
         lines.append("    | " + f.evidence[0].text.strip()[: width - 6])
