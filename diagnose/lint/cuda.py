@@ -82,6 +82,7 @@ def unguarded_global_index(ctx: CudaContext):
             if cons is not None and (cons.type == "return_statement" or any(
                     c.type == "return_statement" for c in cons.named_children)):
                 early.append(s)
+        bad = []
         for sub in cu.walk(k.body, ("subscript_expression",)):
             arr = sub.child_by_field_name("argument")
             if arr is None or arr.type != "identifier" or ctx.text(arr) not in fl.pointer_params:
@@ -100,15 +101,19 @@ def unguarded_global_index(ctx: CudaContext):
                 if (need and g & need) or (raw and mentions(c, "threadIdx")):
                     guarded = True
                     break
-            if guarded:
-                continue
-            sev = "error" if rounded else "warning"
-            launch_note = ("its launch rounds the grid up (line %d)" % ctx.src.loc(launches[0].node)[0]) if rounded \
-                else "no launch of it in this file shows the grid"
-            yield Hit(sub, f"{ctx.text(sub)} in {k.name} indexes with a global thread index and no bounds check; "
-                           f"{launch_note}, so the last block's extra threads touch memory past the end",
-                      facts={"kernel": k.name, "index": ctx.text(idx).strip("[]")}, severity=sev,
-                      also=[launches[0].node] if rounded else [])
+            if not guarded:
+                bad.append((sub, idx))
+        if not bad:
+            continue
+        sub, idx = bad[0]
+        sev = "error" if rounded else "warning"
+        launch_note = ("its launch rounds the grid up (line %d)" % ctx.src.loc(launches[0].node)[0]) if rounded \
+            else "no launch of it in this file shows the grid"
+        more = f" ({len(bad) - 1} more unguarded access{'es' if len(bad) > 2 else ''} in this kernel)" if len(bad) > 1 else ""
+        yield Hit(sub, f"{ctx.text(sub)} in {k.name} indexes with a global thread index and no bounds check"
+                       f"{more}; {launch_note}, so the last block's extra threads touch memory past the end",
+                  facts={"kernel": k.name, "index": ctx.text(idx).strip("[]"), "unguarded_accesses": len(bad)},
+                  severity=sev, also=([launches[0].node] if rounded else []) + [b for b, _ in bad[1:6]])
 
 
 @check("lint.cuda.syncthreads-divergent")

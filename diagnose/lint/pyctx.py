@@ -323,3 +323,58 @@ def _close(k: set) -> set:
     if "arange" in k and "moving" in k:
         k = k | {"tiled"}
     return k
+
+
+_BIN = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: a // b if b else None, ast.Mod: lambda a, b: a % b if b else None,
+        ast.LShift: lambda a, b: a << b if 0 <= b < 64 else None, ast.RShift: lambda a, b: a >> b if 0 <= b < 64 else None}
+
+
+def eval_int(ctx: PyContext, node, scope=None, unknown: int | None = None, names: dict | None = None, depth=0):
+    """An integer expression's value: literals, names bound once to one (in scope or the module, or
+    given in names), + - * // % << >>. Names with no value take `unknown` when it is given (to
+    compute a difference like (k + 1) * T - k * T), else the result is None."""
+    if node is None or depth > 30:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = eval_int(ctx, node.operand, scope, unknown, names, depth + 1)
+        return -v if v is not None else None
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        d = ctx.name(node)
+        if names and d in names:
+            return names[d]
+        if isinstance(node, ast.Name) and scope is not None:
+            vals = py.assignments(scope).get(node.id, [])
+            if len(vals) == 1:
+                v = eval_int(ctx, vals[0], scope, unknown, names, depth + 1)
+                if v is not None:
+                    return v
+            elif vals:
+                return unknown
+        if isinstance(node, ast.Name) and node.id in ctx.module_consts and isinstance(ctx.module_consts[node.id], int):
+            return ctx.module_consts[node.id]
+        return unknown
+    if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+        a = eval_int(ctx, node.left, scope, unknown, names, depth + 1)
+        b = eval_int(ctx, node.right, scope, unknown, names, depth + 1)
+        if a is None or b is None:
+            return None
+        try:
+            return _BIN[type(node.op)](a, b)
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def extent(ctx: PyContext, lo, hi, scope=None, names=None):
+    """hi - lo when it is the same whatever the unknown names are (tried with 0, 1 and 7)."""
+    vals = set()
+    for u in (0, 1, 7):
+        a = eval_int(ctx, lo, scope, u, names) if lo is not None else 0
+        b = eval_int(ctx, hi, scope, u, names)
+        if a is None or b is None:
+            return None
+        vals.add(b - a)
+    return vals.pop() if len(vals) == 1 else None
