@@ -8,7 +8,7 @@ import sys
 from cli.errors import UsageError
 from diagnose import __version__
 
-COMMANDS = ("classify", "explain", "clusters", "signatures", "env", "run", "triage", "tui", "numerics")
+COMMANDS = ("classify", "explain", "clusters", "signatures", "env", "run", "triage", "tui", "numerics", "lint")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -162,14 +162,22 @@ def explain_rule(rule_id: str) -> str:
         raise KeyError(f"no rule {rule_id!r}" + (f"; did you mean {', '.join(close[:5])}?" if close else
                                                  "; `diagnose lint --rules` lists them"))
     r = rs[rule_id]
-    parts = [f"{r.id}  ({r.framework}, {r.severity}, origin {r.origin}"
+    parts = [r.id, f"({r.framework}, {r.severity}, origin {r.origin}"
              + (f", family {r.family}" if r.family else "") + f", confidence {r.confidence:.2f})",
-             "", r.summary, "", "What it finds", _indent(r.what), "", "Why it matters", _indent(r.why),
+             "", r.summary, "", "What it finds", _prose(r.what), "", "Why it matters", _prose(r.why),
              "", "Example", _indent(r.example), "", "Use instead", _indent(r.use_instead), "", "Fix",
-             _indent(r.fix)]
+             _prose(r.fix)]
     if r.references:
         parts += ["", "References"] + [f"    {x}" for x in r.references]
     return "\n".join(parts) + "\n"
+
+
+def _prose(s: str, width: int = 80) -> str:
+    """Paragraphs re-wrapped to the width, indented by four."""
+    import textwrap
+
+    paras = [" ".join(p.split()) for p in s.strip().split("\n\n")]
+    return "\n\n".join(textwrap.fill(p, width, initial_indent="    ", subsequent_indent="    ") for p in paras)
 
 
 def _indent(s: str) -> str:
