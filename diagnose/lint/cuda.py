@@ -46,7 +46,7 @@ def _ceil_div(ctx, node) -> bool:
             b = ctx.value(n.child_by_field_name("right"))
             if ctx.text(n.child_by_field_name("operator")) == ">>" and b is not None:
                 b = 1 << b
-            consts = sum(v for v in (ctx.value(t) for t in _terms(ctx, n.child_by_field_name("left"))) if v is not None)
+            consts = sum(ctx.value(t) or 0 for t in _terms(ctx, n.child_by_field_name("left")) if t.type == "number_literal")
             if b and b > 1 and consts == b - 1:
                 return True
     return False
@@ -408,14 +408,14 @@ def legacy_shuffle(ctx: CudaContext):
 
 
 def _events(ctx, fl, node, names):
-    """(kind, array, index text, node) in source order for shared arrays in names: 'r' read,
+    """(kind, array, index text, node, statement number) in source order for shared arrays in names: 'r' read,
     'w' write, 's' a barrier. A statement's reads come before its write."""
     out = []
-    for st in _statements(node):
+    for sid, st in enumerate(_statements(node)):
         reads, writes = [], []
         for n in cu.walk(st):
             if n.type == "call_expression" and cu.callee(n) in _BARRIERS | {"__syncwarp"}:
-                out.append(("s", None, None, n))
+                out.append(("s", None, None, n, sid))
             if n.type == "subscript_expression":
                 base = n
                 while base.type == "subscript_expression":
@@ -429,9 +429,9 @@ def _events(ctx, fl, node, names):
                 is_lhs = parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") == n
                 compound = is_lhs and ctx.text(parent.child_by_field_name("operator")) != "="
                 if is_lhs:
-                    writes.append(("w", ctx.text(base), idx, n))
+                    writes.append(("w", ctx.text(base), idx, n, sid))
                 if not is_lhs or compound:
-                    reads.append(("r", ctx.text(base), idx, n))
+                    reads.append(("r", ctx.text(base), idx, n, sid))
         out.extend(reads + writes)
     return out
 
@@ -449,23 +449,25 @@ def _statements(node):
 
 def _race(evs):
     """The first (earlier, later) pair of a write then a read (or a read then a write) of one shared
-    array at different indices with no barrier between them, or None."""
+    array at different indices, in different statements, with no barrier between them, or None.
+    (Within one statement, like the reduction's `s[tid] = s[tid] + s[tid + k]`, which threads touch
+    which element depends on the guard around it: not judged.)"""
     last_w, last_r = {}, {}
-    for kind, arr, idx, n in evs:
+    for kind, arr, idx, n, sid in evs:
         if kind == "s":
             last_w.clear()
             last_r.clear()
             continue
         if kind == "r":
-            w = last_w.get(arr)
-            if w is not None and any(i != idx for i, _ in w):
-                return next(x for i, x in w if i != idx), n, "read after write"
-            last_r.setdefault(arr, []).append((idx, n))
+            w = [x for x in last_w.get(arr, []) if x[0] != idx and x[2] != sid]
+            if w:
+                return w[0][1], n, "read after write"
+            last_r.setdefault(arr, []).append((idx, n, sid))
         else:
-            r = last_r.get(arr)
-            if r is not None and any(i != idx for i, _ in r):
-                return next(x for i, x in r if i != idx), n, "write after read"
-            last_w.setdefault(arr, []).append((idx, n))
+            r = [x for x in last_r.get(arr, []) if x[0] != idx and x[2] != sid]
+            if r:
+                return r[0][1], n, "write after read"
+            last_w.setdefault(arr, []).append((idx, n, sid))
     return None
 
 
@@ -483,7 +485,8 @@ def shared_race_missing_sync(ctx: CudaContext):
                 if body is None:
                     continue
                 evs = _events(ctx, fl, body, names)
-                found = _race(evs + evs)
+                shift = len(evs) + 1     # the second copy is other statements (the next iteration)
+                found = _race(evs + [(k, a, i, n, sid + shift) for k, a, i, n, sid in evs])
                 if found is not None:
                     found = (found[0], found[1], found[2] + " in the next iteration")
                     break
@@ -532,7 +535,7 @@ def memcpy_missing_sizeof(ctx: CudaContext):
                         for side in (n.child_by_field_name("left"), n.child_by_field_name("right")):
                             if side.type != "sizeof_expression":
                                 sized.add(ctx.text(side).replace(" ", ""))
-            elif size.type in ("identifier", "binary_expression", "parenthesized_expression") and ctx.value(size) is None:
+            elif size.type in ("identifier", "binary_expression", "parenthesized_expression"):
                 bare.append((c, size))
         for c, size in bare:
             if ctx.text(size).replace(" ", "") in sized:

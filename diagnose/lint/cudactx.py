@@ -86,6 +86,10 @@ class CudaContext:
                 return _SubCtx(self, sub, f"int __v = {s};".encode()).value(v, depth + 1) if v is not None else None
             except Exception:   # noqa: BLE001 - an odd macro body is simply not a constant
                 return None
+        if t in ("parameter_declaration", "type_identifier") and node.named_child_count <= 1:
+            name = self.text(node).strip()       # a vexing-parse "parameter" that is a constant's name
+            v = self.consts.get(name)
+            return self.value(v, depth + 1) if v is not None else None
         if t == "identifier":
             v = self.consts.get(self.text(node))
             return self.value(v, depth + 1) if v is not None else None
@@ -130,6 +134,10 @@ class CudaContext:
                         if v.type in ("argument_list", "initializer_list"):
                             return [c for c in v.named_children if c.type != "comment"]
                         return self.dims(v, scope)
+                    if dec.type == "function_declarator" and self.text(dec.child_by_field_name("declarator")) == name:
+                        # `dim3 block(TILE, TILE);` parses as a declaration of a function (C++'s vexing parse)
+                        params = dec.child_by_field_name("parameters")
+                        return [c for c in params.named_children if c.type != "comment"] if params is not None else None
                     if dec.type == "identifier" and self.text(dec) == name:
                         return None
             return [node]

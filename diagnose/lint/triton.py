@@ -438,6 +438,10 @@ def grid_floor_division(ctx):
     for fn in ctx.triton_kernels:
         for launch in ctx.launches.get(fn.name, []):
             g = launch.func.slice
+            scope = ctx.enclosing_function(launch)
+            if isinstance(g, ast.Name) and scope is not None:      # grid = lambda meta: (...)
+                vals = py.assignments(scope).get(g.id, [])
+                g = vals[0] if len(vals) == 1 else g
             if isinstance(g, ast.Lambda):
                 g = g.body
             if not isinstance(g, ast.Tuple):
