@@ -18,6 +18,8 @@ def text_block(f: Finding, width: int = 80) -> str:
     """`file:line:col  severity  id` then the title, the source line, why and fix, wrapped to width."""
     wrap = lambda s, ind="    ": textwrap.fill(s, width, initial_indent=ind, subsequent_indent=ind)  # noqa: E731
     head = "  ".join(x for x in (f.where, f.severity, f.id) if x)
+    if len(head) > width and f.where:          # a long path: the place alone, then severity and id
+        head = f.where + "\n" + wrap("  ".join(x for x in (f.severity, f.id) if x))
     lines = [head, wrap(f.title)]
     if f.evidence and f.evidence[0].text:
         lines.append("    | " + f.evidence[0].text.strip()[: width - 6])
@@ -38,6 +40,9 @@ def table(findings, width: int = 80) -> str:
     rows = []
     for f in sort_findings(findings):
         head = f"{f.where}  {f.severity[0].upper()}  {f.id}"
+        if len(head) > width:
+            rows.append(f.where)
+            head = f"   {f.severity[0].upper()}  {f.id}"
         room = width - len(head) - 2
         if room < 30:
             rows.append(head)

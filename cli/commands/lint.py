@@ -82,12 +82,13 @@ def run(args) -> int:
         ran = len([r for r in rules if not args.select or any(r.startswith(s) for s in args.select)])
         target, _ = engine.resolve_target(args.target)
         if fs:
-            print(f"{len(fs)} finding{'s' if len(fs) != 1 else ''} ({counts['error']} error, {counts['warning']} "
-                  f"warning, {counts['info']} info) in {report.files} file{'s' if report.files != 1 else ''}; "
-                  f"{ran} rules, target {target}")
+            tail = (f"{len(fs)} finding{'s' if len(fs) != 1 else ''} ({counts['error']} error, {counts['warning']} "
+                    f"warning, {counts['info']} info) in {report.files} file{'s' if report.files != 1 else ''}; "
+                    f"{ran} rules, target {target}")
         else:
-            print(f"no findings: {ran} rules over {report.files} file{'s' if report.files != 1 else ''} "
-                  f"(target {target}); lint reads the source only, it does not run the kernels")
+            tail = (f"no findings: {ran} rules over {report.files} file{'s' if report.files != 1 else ''} "
+                    f"(target {target}); lint reads the source only, it does not run the kernels")
+        print(textwrap.fill(tail, 80))
     for e in report.errors:
         print(f"diagnose lint: {e}", file=sys.stderr)
     if report.errors:

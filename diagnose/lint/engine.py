@@ -79,9 +79,19 @@ def iter_files(paths) -> tuple[list[Path], list[str]]:
     return files, errors
 
 
+def shown_path(p: Path) -> str:
+    """A path as a reviewer reads it: relative to the working directory when it lies under it."""
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve())) if p.is_absolute() else str(p)
+    except (ValueError, OSError):
+        return str(p)
+
+
 def lint_paths(paths, target: str | None = None, select=None) -> LintReport:
-    """Lint every kernel file under paths; unreadable files become errors and the rest go on."""
+    """Lint every kernel file under paths; unreadable files become errors and the rest go on.
+    Findings name files relative to the working directory when they lie under it."""
     files, errors = iter_files(paths)
+    files = [Path(shown_path(f)) for f in files]
     report = LintReport(errors=errors)
     for f in files:
         try:
