@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -30,6 +31,20 @@ class Loaded:
     def chunk(self, index=...) -> np.ndarray:
         """float64 values of raw[index] (decoded when raw holds bit patterns)."""
         part = self.raw[index]
+        return decode_bits(part, self.dtype) if self.bits else np.asarray(part, dtype=np.float64)
+
+    def rows(self, r0: int, r1: int, cols: int) -> np.ndarray:
+        """float64 rows r0:r1 of the (rows, cols) view. A C-ordered .npy file is read with pread, so
+        memory stays at one block of rows however large the file (a memory map's touched pages would
+        stay resident)."""
+        raw = self.raw
+        if isinstance(raw, np.memmap) and raw.flags.c_contiguous and raw.filename:
+            item = raw.dtype.itemsize
+            with open(raw.filename, "rb", buffering=0) as fh:
+                buf = os.pread(fh.fileno(), (r1 - r0) * cols * item, raw.offset + r0 * cols * item)
+            part = np.frombuffer(buf, dtype=raw.dtype).reshape(r1 - r0, cols)
+        else:
+            part = raw.reshape(-1, cols)[r0:r1]
         return decode_bits(part, self.dtype) if self.bits else np.asarray(part, dtype=np.float64)
 
     @property

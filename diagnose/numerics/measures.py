@@ -41,11 +41,8 @@ def view2d(shape) -> tuple[int, int]:
 def _rows(arr, shape2, r0, r1) -> np.ndarray:
     """float64 rows r0:r1 of the 2-D view of `arr` (a Loaded or an ndarray)."""
     rows, cols = shape2
-    if hasattr(arr, "chunk"):
-        raw = arr.raw.reshape(rows, cols) if arr.raw.ndim != 2 else arr.raw
-        part = raw[r0:r1]
-        from diagnose.numerics.formats import decode_bits
-        return decode_bits(part, arr.dtype) if arr.bits else np.asarray(part, dtype=np.float64)
+    if hasattr(arr, "rows"):
+        return arr.rows(r0, r1, cols)
     a = np.asarray(arr).reshape(rows, cols)
     return np.asarray(a[r0:r1], dtype=np.float64)
 

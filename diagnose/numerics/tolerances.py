@@ -132,9 +132,11 @@ class Model:
 
     @property
     def name(self) -> str:
-        parts = [f"{self.inputs} inputs" if self.inputs else "", f"{self.acc} accumulation" if self.acc else "no reduction",
-                 f"{self.out} output"]
-        return ", ".join(p for p in parts if p)
+        short = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "tf32": "TF32",
+                 "float8_e4m3fn": "fp8 e4m3", "float8_e5m2": "fp8 e5m2"}
+        acc = f"{short.get(self.acc, self.acc)} accumulation" if self.acc else "no reduction"
+        head = f"{short.get(self.inputs, self.inputs)} inputs with {acc}" if self.inputs else acc
+        return head + (f" to a {short.get(self.out, self.out)} output" if self.out not in ("float32", "float64") else "")
 
     def ratio(self, k: float) -> float:
         """Predicted ‖out-ref‖/‖ref‖ for a reduction over k terms."""

@@ -18,7 +18,7 @@ from diagnose.numerics.formats import NumericsError, fmt, ulp
 from diagnose.numerics.measures import Floor, Scan, sample_floor, scales, scan, view2d
 from diagnose.numerics.patterns import (FAMILY, blocks, finding, fits, nonfinite, pattern, periodic, tail_tile,
                                         unwritten, whole_lines)
-from diagnose.numerics.tolerances import (Explanation, Tolerance, default_tolerance, defaults_text, explain,
+from diagnose.numerics.tolerances import (K_MAX, Explanation, Tolerance, default_tolerance, defaults_text, explain,
                                           recommend_tolerance)
 from findings import Finding
 
@@ -161,9 +161,9 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
     rec = recommend_tolerance(f.name, acc_rec, k_rec, ref_scale=sc.rms, ref_dtype=ref_dtype)
     assumed = []
     if not acc:
-        assumed.append(f"accumulation as in {' or '.join(m.name for m, _, _ in model.models)} (pin with --acc)")
+        assumed.append(f"the kernel computes with {' or '.join(m.name for m, _, _ in model.models)} (pin with --acc)")
     if not k:
-        assumed.append(f"a reduction of up to K={65536} terms (pin with --k)")
+        assumed.append(f"a reduction of up to K={K_MAX} terms, sequential order (pin with --k)")
     if (atol is None) != (rtol is None):
         given = Tolerance(rtol if rtol is not None else rec.rtol, atol if atol is not None else rec.atol, "given",
                           "given in part; the rest recommended")
@@ -192,6 +192,8 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
                      fix="make sure every output tile is written (grid size, early exits, masks)",
                      **{k2: v for k2, v in nf.facts.items() if k2 != "pattern"}, in_region=pattern(structural))
         findings += [nf, structural]
+    elif nf and pattern(nf) in ("nonfinite-spread", "overflow", "uninitialised"):
+        findings += [x for x in (nf, structural) if x]        # the source first, the region it fills next
     else:
         findings += [x for x in (structural, nf) if x]
     if s.hot and not nf:
