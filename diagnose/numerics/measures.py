@@ -183,6 +183,7 @@ class Scan:
     hot_rows: np.ndarray | None = None          # hot count per row of the 2-D view
     hot_cols: np.ndarray | None = None
     hot_blocks: np.ndarray | None = None        # hot count per 8x8 block of the 2-D view
+    hot_gross: int = 0                          # hot elements whose error is also over 1% of their scale
     hot_zero: int = 0                           # hot elements where out == 0 and ref != 0
     hot_value_min: float = math.inf
     hot_value_max: float = -math.inf
@@ -272,6 +273,8 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
         # above the noise floor
         sc_ = sc.of(r0, r1)
         hot = ae > floor.threshold(r0v, sc_, f)
+        if hot.any():
+            res.hot_gross += int(np.count_nonzero(hot & (ae > 0.01 * np.broadcast_to(sc_, ae.shape))))
         if not allfin:
             hot &= fin
             hot |= ~fin & ~((np.isnan(o) & np.isnan(r)) | (np.isinf(o) & (o == r)))

@@ -213,8 +213,14 @@ class Explanation:
                 "models": [{"model": m.name, "predicted_ratio": p, "implied_k": k} for m, p, k in self.models]}
 
 
-def explain(nu: float, out_dtype: str, acc: str | None = None, k: int | None = None) -> Explanation:
-    """Does a plausible computation in the claimed dtypes give an error as large as `nu`?"""
+def margin(n: int) -> float:
+    """How far above the model a measured ratio may lie: MARGIN, widened for few elements, where one
+    norm ratio is a noisy statistic (and cancellation leaves single results near zero)."""
+    return MARGIN * (1 + 8 / math.sqrt(max(n, 1)))
+
+
+def explain(nu: float, out_dtype: str, acc: str | None = None, k: int | None = None, n: int = 1 << 30) -> Explanation:
+    """Does a plausible computation in the claimed dtypes give an error as large as `nu` (measured on n elements)?"""
     models = plausible_models(out_dtype, acc)
     kk = k if k else K_MAX
     rows, best = [], None
@@ -222,7 +228,7 @@ def explain(nu: float, out_dtype: str, acc: str | None = None, k: int | None = N
         pred = m.ratio(kk if m.acc else 0)
         ik = m.implied_k(nu)
         rows.append((m, pred, ik))
-        if best is None and nu <= MARGIN * pred:
+        if best is None and nu <= margin(n) * pred:
             best = m
     return Explanation(nu, effective_bits(nu), rows, best,
                        f"K={k} (given)" if k else f"K <= {K_MAX} (assumed; pass --k)", consistent_with(nu))

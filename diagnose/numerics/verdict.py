@@ -153,7 +153,7 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
         fmt(acc)
     sc = scales(ref, shape)
     floor = sample_floor(out, ref, shape, f, sc)
-    model = explain(floor.noise_ratio, f.name, acc, k)
+    model = explain(floor.noise_ratio, f.name, acc, k, n=max(floor.sampled, 1))
     best = model.explained_by or model.models[-1][0]
     implied = next((ik for m, _, ik in model.models if m == best), None)
     k_rec = k or (int(2 ** math.ceil(math.log2(max(implied, 1.0)))) if implied and implied > 1 else None)
@@ -215,11 +215,13 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
     elif not defect and unexplained:
         findings.append(_precision(model, floor, f, m))
         defect = True
-    if s.hot and not defect and s.hot <= 1e-3 * s.size and not (baseline is not None):
+    if s.hot_gross and not defect and baseline is None:
         findings.append(finding("outliers", None,
-                                f"{s.hot} elements stand above the noise floor with no region, period or fit "
-                                "that explains them", severity="warning",
-                                fix="look at them by hand (largest at the max |out-ref| index)", count=s.hot))
+                                f"{s.hot_gross} elements stand far above the noise floor (errors over 1% of their "
+                                "scale) with no region, period or fit that explains them: a race or a stray "
+                                "index on single elements, or inputs the error model does not fit",
+                                severity="warning", fix=f"look at them by hand (the largest at index "
+                                                        f"{m['abs_max_index']})", count=s.hot_gross))
     if review:
         findings += _review(s, m, f, given, rec, model, defect, inp is not None)
     if not defect and not any(x.severity == "error" for x in findings):
@@ -252,7 +254,7 @@ def _model_words(model: Explanation) -> str:
     if model.explained_by is not None:
         m = model.explained_by
         ik = next((k for mm, _, k in model.models if mm == m), None)
-        kk = f", implied K ~ {ik:.3g}" if ik and ik > 1 else ""
+        kk = f", implied K ~ {ik:.3g}" if ik and 1 < ik <= K_MAX else ""
         return (f"‖out-ref‖/‖ref‖ = {model.nu:.3g}, {bits}{cons}: explained by {m.name} "
                 f"({model.k_assumed}{kk})")
     return f"‖out-ref‖/‖ref‖ = {model.nu:.3g}, {bits}{cons}: no plausible computation explains it"
