@@ -14,7 +14,7 @@ from diagnose import numerics as nm
 
 BM = BN = 32
 BK = 64
-DTYPES = ("float64", "float32", "tf32", "float16", "bfloat16")
+DTYPES = ("float64", "float32", "tf32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")
 
 
 def rnd(x, dtype):

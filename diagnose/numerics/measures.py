@@ -6,9 +6,10 @@ Three steps, each a function of arrays (memory maps are read a block of rows at 
 1. `scales`: per-row and per-column RMS of the reference on a 2-D view (leading axes folded into rows),
    so an element's expected reduction noise is measured against its own row/column scale.
 2. `sample_floor`: on evenly spaced rows (all of them for small tensors) the error distribution gives
-   the percentiles shown to the reviewer and a robust noise floor: the median error in ULPs of the
-   output format (the rounding part) and the median error beyond half an ULP over the element's
-   scale (the reduction part), each turned into a threshold far above what noise reaches.
+   the percentiles shown to the reviewer and a robust noise floor from lower quartiles (they hold
+   while up to 3/4 of the elements are wrong): the error in ULPs of the output format (the rounding
+   part) and the error over the element's scale (the reduction part), each
+   turned into a threshold far above what noise reaches.
 3. `scan`: one pass over every element: exact counts, maxima and sums, the mismatch count at the
    tolerance, and the elements above the floor (the "hot" ones) summed into per-axis profiles,
    8x8 block counts, a bounding box, and the values they hold.
@@ -102,8 +103,8 @@ def scales(ref, shape) -> Scales:
 @dataclass
 class Floor:
     """The rounding-noise floor, estimated robustly (medians) from a sample of the elements."""
-    ulp_median: float           # median |out-ref| in ULPs of the output format at ref
-    sigma: float                # robust width of the error beyond half an ULP, in units of the element's scale
+    ulp_median: float           # typical |out-ref| in ULPs of the output format at ref (2 x lower quartile)
+    sigma: float                # robust width of the error, in units of the element's scale
     noise_ratio: float          # ‖out-ref‖/‖ref‖ over the sampled elements below the threshold
     rel_ratio_big: float        # median |out-ref|/|ref| where |ref| >= its scale (error that follows |ref|)
     abs_small: float            # median |out-ref|/scale where |ref| <= scale/4 (error that does not)
@@ -112,9 +113,10 @@ class Floor:
     percentiles: dict = field(default_factory=dict)
 
     def threshold(self, r: np.ndarray, s, f: Format) -> np.ndarray:
-        """Per-element error above which an element stands out of the noise."""
+        """Per-element error above which an element stands out of the noise (the reduction part never
+        below 1/16 of a rounding of the format, so an exact output does not make every bit hot)."""
         k = max(1.0, K_ULP * self.ulp_median)
-        return k * ulp(r, f) + K_SIGMA * max(self.sigma, 2.0 ** -(f.mant + 1)) * s
+        return k * ulp(r, f) + K_SIGMA * max(self.sigma, 2.0 ** -(f.mant + 1) / 16) * s
 
 
 def sample_floor(out, ref, shape, f: Format, sc: Scales) -> Floor:
@@ -141,9 +143,13 @@ def sample_floor(out, ref, shape, f: Format, sc: Scales) -> Floor:
     u = ulp(r, f)
     ulps = d / u
     ar = np.abs(r)
-    beyond = np.maximum(d - 0.5 * u, 0.0) / np.where(s > 0, s, 1.0)
-    ulp_med = float(np.median(ulps))
-    sigma = float(np.median(beyond)) / 0.6745
+    beyond = d / np.where(s > 0, s, 1.0)
+    # lower quartiles, not medians: they hold while up to 3/4 of the elements are wrong. For rounding
+    # errors (uniform in ULPs) twice the quartile is the median; for Gaussian noise the quartile of
+    # |x| is 0.3186 sigma.
+    q_ulp, q_beyond = np.percentile(ulps, 25), np.percentile(beyond, 25)
+    ulp_med = 2.0 * float(q_ulp)
+    sigma = float(q_beyond) / 0.3186
     floor = Floor(ulp_med, sigma, 0.0, 0.0, 0.0, 0.0, int(d.size))
     thr = floor.threshold(r, s, f)
     quiet = d <= thr
@@ -273,6 +279,9 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
         # above the noise floor
         sc_ = sc.of(r0, r1)
         hot = ae > floor.threshold(r0v, sc_, f)
+        # an exact 0 where the reference is clearly not (beyond rounding to zero, and 1% of its scale)
+        # is unwritten memory or a masked store whatever the noise
+        hot |= (o0 == 0) & (ar > np.maximum(0.01 * sc_, 2 * f.min_subnormal))
         if hot.any():
             res.hot_gross += int(np.count_nonzero(hot & (ae > 0.01 * np.broadcast_to(sc_, ae.shape))))
         if not allfin:

@@ -180,7 +180,7 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
     structural = None
     unexplained = model.explained_by is None
     if s.hot:
-        structural = tail_tile(s) or whole_lines(s) or blocks(s) or periodic(s)
+        structural = tail_tile(s) or periodic(s) or whole_lines(s) or blocks(s)
     if not structural and (unexplained or s.hot > 0.5 * s.size):
         # errors everywhere: the floor itself is raised, so test the global shapes directly
         structural = _transposed(out, ref, shape, f, floor, sc)
