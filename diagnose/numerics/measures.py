@@ -48,7 +48,7 @@ def _rows(arr, shape2, r0, r1) -> np.ndarray:
     return np.asarray(a[r0:r1], dtype=np.float64)
 
 
-def _row_blocks(shape2, align: int = 512):
+def _row_blocks(shape2, align: int = BLOCK):
     rows, cols = shape2
     step = max(align, (CHUNK_ELEMS // max(cols, 1)) // align * align) if rows > align else rows
     for r0 in range(0, rows, max(step, 1)):

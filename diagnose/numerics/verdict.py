@@ -156,7 +156,9 @@ def analyse(out, ref, out_dtype: str = "float32", ref_dtype: str = "float64", ac
     model = explain(floor.noise_ratio, f.name, acc, k, n=max(floor.sampled, 1))
     best = model.explained_by or model.models[-1][0]
     implied = next((ik for m, _, ik in model.models if m == best), None)
-    k_rec = k or (int(2 ** math.ceil(math.log2(max(implied, 1.0)))) if implied and implied > 1 else None)
+    # an implied K beyond the assumed range means the reduction's noise is hidden under the output's
+    # rounding: recommend from the rounding alone then
+    k_rec = k or (int(2 ** math.ceil(math.log2(implied))) if implied and 1 < implied <= K_MAX else None)
     acc_rec = acc or (("tf32" if best.inputs == "tf32" else best.acc) if (k_rec or best.inputs) else None)
     rec = recommend_tolerance(f.name, acc_rec, k_rec, ref_scale=sc.rms, ref_dtype=ref_dtype)
     assumed = []
