@@ -137,7 +137,10 @@ def _judge(rubric: Rubric, results: list[readers.ReaderResult]) -> list[Dimensio
         for f in res.findings:
             route = next((r for r in rubric.routes if _matches(r, f)), None)
             if route:
-                routed[route["dimension"]].append((f, route.get("cap")))
+                cap = route.get("verdict") or route.get("cap")
+                if f.severity == "warning" and route.get("warnings") == "note":
+                    cap = "note"
+                routed[route["dimension"]].append((f, cap))
     examined = [(e, res.reader) for res in results for e in res.examined]
     unavailable = {res.reader: res.why for res in results if res.status in ("unavailable", "failed")}
     missing = {res.reader: res.why for res in results if res.status == "nothing-to-read"}
@@ -148,11 +151,13 @@ def _judge(rubric: Rubric, results: list[readers.ReaderResult]) -> list[Dimensio
         worst, why = None, ""
         env_block = False
         for f, cap in items:
-            if f.severity == "info":
+            if f.severity == "info" or cap == "note":
                 continue
             v = "fail" if f.severity == "error" else "concern"
             if cap == "concern" and v == "fail":
                 v = "concern"
+            elif cap == "fail":               # a route that says what this finding means for the dimension
+                v = "fail"
             if v == "fail" and f.origin == "environment" and d.get("environment_blocks"):
                 env_block = True
                 continue
@@ -204,7 +209,8 @@ def review_task(path, rubric=None, target: str | None = None) -> Review:
     results.append(readers._safe("log", readers.read_logs, parts.of("log"), snap))
     results.append(readers._safe("lint", readers.read_lint, parts.of("kernel"), target))
     tests = read_tests(parts.of("test"))
-    results.append(readers._safe("numerics", readers.read_numerics, parts.tensors, tests.tolerances))
+    spec_text = "\n".join(Path(p).read_text(encoding="utf-8", errors="replace") for p in parts.of("spec"))
+    results.append(readers._safe("numerics", readers.read_numerics, parts.tensors, tests.tolerances, spec_text))
     results.append(readers._safe("timing", readers.read_timing, parts.of("benchmark"), parts.of("results"),
                                  parts.of("spec")))
     results.append(readers._safe("profile", readers.read_profile, parts.of("profile")))

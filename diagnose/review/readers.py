@@ -53,8 +53,10 @@ def read_logs(paths, snapshot=None) -> ReaderResult:
         r.extra.setdefault("diagnoses", []).append(d)
         name = Path(p).name
         if d.family == "none" and not d.error:
-            r.examined.append(f"log: {name} shows no failure ({d.lines or '?'} lines)")
+            r.examined.append(f"log: {name} shows no failure")
             continue
+        if d.family == "numerical-mismatch":
+            r.examined.append(f"log: {name} ran to completion; it failed only on its numerical check")
         line = d.root.line if d.root else None
         text = d.root.text.strip() if d.root else ""
         if d.family == "unknown":
@@ -75,22 +77,30 @@ def read_logs(paths, snapshot=None) -> ReaderResult:
 
 # -- numerics ----------------------------------------------------------------------------------------------
 
-def _infer_dtype(arr) -> tuple[str, str | None]:
+def _infer_dtype(arr, file_dtype: str) -> tuple[str, str | None]:
     """The precision an output's values are consistent with; (dtype, note) — fp16/bf16 values saved as fp32
     are read as what they are, and the review says so."""
-    a = np.asarray(arr)
-    if a.dtype == np.float32 and a.size:
+    a = np.asarray(arr).astype(np.float32) if file_dtype in ("float32", "fp32") else None
+    if a is None:
+        return file_dtype, None
+    if a.size:
         sample = a.reshape(-1)[: 1 << 20]
         finite = sample[np.isfinite(sample)]
+        if np.unique(finite[:4096]).size < 64 or np.all(finite[:4096] == np.round(finite[:4096])):
+            return file_dtype, None       # few distinct or integer values: exactness proves nothing
         if finite.size and np.all(finite.astype(np.float16).astype(np.float32) == finite):
             return "float16", "the output's values are all exact float16 numbers: read as a float16 result"
         bits = finite.view(np.uint32)
         if finite.size and np.all((bits & 0xFFFF) == 0):
             return "bfloat16", "the output's values are all exact bfloat16 numbers: read as a bfloat16 result"
-    return str(a.dtype), None
+    return file_dtype, None
 
 
-def read_numerics(tensor_sets, tolerances=None) -> ReaderResult:
+_SPEC_DTYPE = {"float16": re.compile(r"\b(?:float16|fp16|half)\b", re.I),
+               "bfloat16": re.compile(r"\b(?:bfloat16|bf16)\b", re.I)}
+
+
+def read_numerics(tensor_sets, tolerances=None, spec_text: str = "") -> ReaderResult:
     from diagnose.numerics import analyse, load_tensor
 
     r = ReaderResult("numerics")
@@ -102,15 +112,26 @@ def read_numerics(tensor_sets, tolerances=None) -> ReaderResult:
         out = load_tensor(ts.out)
         ref = load_tensor(ts.ref)
         base = load_tensor(ts.baseline) if ts.baseline else None
-        dtype, note = _infer_dtype(out.values)
+        dtype, note = _infer_dtype(out.values, str(out.dtype))
+        if note and not _SPEC_DTYPE[dtype].search(spec_text or ""):
+            # fp16-exact values where the spec asks for no fp16: judge in the stored dtype, and say it
+            r.findings.append(Finding(
+                "review.numerics.lower-precision-than-spec", "error" if spec_text else "warning", "numerics",
+                f"every value of {Path(ts.out).name} is an exact {dtype} number, but the spec does not ask for "
+                f"{dtype}: the kernel computes or stores in {dtype}", family="numerical-mismatch",
+                origin="kernel-logic", evidence=[Evidence(ts.out)],
+                why="A result rounded to a narrower type carries its rounding error into every consumer.",
+                fix=f"Keep the computation and the output in {out.dtype} (accumulate in float32).",
+                facts={"stored": str(out.dtype), "values_exact_in": dtype}))
+            dtype, note = str(out.dtype), None
         kw = {}
         if tol:
             kw = {"atol": tol.get("atol"), "rtol": tol.get("rtol"), "tol_source": "test"}
         try:
-            reading = analyse(out.values, ref.values, dtype, str(np.asarray(ref.values).dtype),
+            reading = analyse(out.values, ref.values, dtype, str(ref.dtype),
                               baseline=base.values if base is not None else None, **kw)
         except TypeError:        # an older analyse() without baseline/tol_source
-            reading = analyse(out.values, ref.values, dtype, str(np.asarray(ref.values).dtype),
+            reading = analyse(out.values, ref.values, dtype, str(ref.dtype),
                               atol=kw.get("atol"), rtol=kw.get("rtol"))
         r.extra.setdefault("readings", []).append((ts, reading))
         pair = f"{Path(ts.out).name} vs {Path(ts.ref).name}"
@@ -156,7 +177,9 @@ def read_timing(bench_paths, results_paths=(), doc_paths=()) -> ReaderResult:
     r = ReaderResult("timing")
     if bench_paths:
         got = timing.read(list(bench_paths))
-        fs = list(getattr(got, "findings", got))
+        fs, errors = (list(got[0]), list(got[1])) if isinstance(got, tuple) else (list(getattr(got, "findings", got)), [])
+        if errors:
+            r.examined.append("timing could not read: " + "; ".join(map(str, errors)))
         r.findings += fs
         worst = [f for f in fs if f.severity in ("error", "warning")]
         if not worst:
@@ -187,7 +210,8 @@ def read_timing(bench_paths, results_paths=(), doc_paths=()) -> ReaderResult:
                 why="A speed-up claim needs repeated, like-for-like measurements whose interval excludes 1.0.",
                 fix="Report the measured ratio with its interval, or fix the benchmark and measure again.",
                 facts={"claimed": ratio}))
-        elif getattr(reading, "supported", None):
+        elif getattr(reading, "supported", None) and not any(
+                f.severity == "error" for f in getattr(reading, "findings", []) or []):
             r.examined.append(f"timing: {Path(p).name} supports the speed-up")
     return r
 

@@ -16,7 +16,7 @@ def matmul(a, b, bm=128, bn=128, interpret=False):
     return pl.pallas_call(
         matmul_kernel,
         out_shape=jax.ShapeDtypeStruct((m, n), jnp.float32),
-        grid=(m // bm, n // bn),
+        grid=(pl.cdiv(m, bm), pl.cdiv(n, bn)),
         in_specs=[pl.BlockSpec((bm, k), lambda i, j: (i, 0)), pl.BlockSpec((k, bn), lambda i, j: (0, j))],
         out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)),
         interpret=interpret,
