@@ -176,6 +176,13 @@ def review_completeness(spec_paths, test_paths, kernel_paths) -> tuple[list[Find
                 fix="Add a test that runs the kernel against a reference for each size class and dtype the spec names.",
                 facts={"requirements": sorted(reqs)}))
             examined.append("completeness: spec read; no tests to compare with it")
+        if kernel_paths:
+            found.append(Finding(
+                "review.maintainability.kernel-not-compared", "warning", "review",
+                "no test compares the kernel with a reference", evidence=[Evidence(kernel_paths[0])],
+                why="An optimised kernel without a reference comparison can drift from correct with any change.",
+                fix="Add a test that compares the kernel's output with a high-precision reference (assert_close).",
+                facts={"kernels": sorted(Path(k).stem for k in kernel_paths)}))
         return found, examined
 
     def miss(rid, title, why, fix, severity="error", **facts):

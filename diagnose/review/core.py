@@ -3,6 +3,7 @@ verdicts by the rubric's rules, findings that explain each other linked, and fee
 from __future__ import annotations
 
 import fnmatch
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,15 +124,24 @@ def _evidence_source(examined: str) -> str:
     return examined.split(":", 1)[0].strip()
 
 
-def _sentence(f: Finding) -> str:
-    where = f" ({f.where})" if f.where else ""
-    s = f"{f.title[0].upper() + f.title[1:] if f.title else f.id}{where}."
+def _cap(s: str) -> str:
+    """A sentence's first letter, unless it starts with code (an identifier with a dot, underscore or call)."""
+    first = s.split(" ", 1)[0]
+    return s if not first.isalpha() else s[:1].upper() + s[1:]
+
+
+def _sentence(f: Finding, root: str) -> str:
+    where = ""
+    if f.evidence and f.evidence[0].file:
+        e = f.evidence[0]
+        where = f" ({os.path.relpath(e.file, root)}" + (f":{e.line}" if e.line else "") + ")"
+    s = f"{_cap(f.title) if f.title else f.id}{where}."
     if f.fix:
-        s += " " + f.fix.rstrip(".") + "."
+        s += " " + _cap(f.fix.strip()).rstrip(".") + "."
     return s
 
 
-def _judge(rubric: Rubric, results: list[readers.ReaderResult]) -> list[Dimension]:
+def _judge(rubric: Rubric, results: list[readers.ReaderResult], root: str = ".") -> list[Dimension]:
     routed: dict[str, list[tuple[Finding, str | None]]] = {d["id"]: [] for d in rubric.dimensions}
     for res in results:
         for f in res.findings:
@@ -177,10 +187,11 @@ def _judge(rubric: Rubric, results: list[readers.ReaderResult]) -> list[Dimensio
             verdict = "not assessable"
             lack = [missing.get(r) or unavailable.get(r) for r in d["pass_from"] if missing.get(r) or unavailable.get(r)]
             why = "; ".join(lack) if lack else f"no evidence for this dimension (needs: {', '.join(d['pass_from'])})"
-        feedback = [_sentence(f) for f in fs if f.severity != "info"][:8]
+        feedback = [_sentence(f, root) for f in fs if f.severity != "info" and (f, "note") not in items][:8]
         if verdict == "pass":
-            feedback = [d.get("pass_text", "")] + [f"Checked: {e}." for e in seen][:3]
-        dims.append(Dimension(d["id"], d["title"], verdict, why.strip(), fs, seen, feedback))
+            feedback = [d.get("pass_text", "")] + [f"Checked: {e.split(': ', 1)[-1]}." for e in seen][:3]
+        why = why.strip()
+        dims.append(Dimension(d["id"], d["title"], verdict, why[:1].upper() + why[1:], fs, seen, feedback))
     return dims
 
 
@@ -222,5 +233,24 @@ def review_task(path, rubric=None, target: str | None = None) -> Review:
         return readers.ReaderResult("review", findings=fs, examined=ex)
 
     results.append(readers._safe("completeness", _complete))
-    dims = _judge(rubric, results)
+    dims = _judge(rubric, results, parts.root)
     return Review(Path(path).name, parts, dims, _links(rubric, results), results, rubric.source)
+
+
+def task_diagnosis(r: Review):
+    """The review as one Diagnosis for a triage session: the task's deciding log diagnosis (the first with a
+    failure, else the first), the review's verdicts as notes and its findings attached."""
+    from diagnose.model import Diagnosis
+
+    logs = next((x for x in r.readers if x.reader == "log"), None)
+    ds = (logs.extra.get("diagnoses") if logs else None) or []
+    d = next((x for x in ds if x.family not in ("none",)), ds[0] if ds else None)
+    if d is None:
+        d = Diagnosis(path=r.parts.root, family="unknown", title="no log in the task: judged from its other files",
+                      error="no log or run output in the task")
+    d = Diagnosis.from_json(d.to_json())
+    d.path = r.parts.root
+    d.notes = [f"review {dim.id}: {dim.verdict}: {dim.why}" for dim in r.dimensions] + list(d.notes)
+    d.findings = [f for x in r.readers for f in x.findings if f.severity != "info"]
+    d.facts = {**d.facts, "review": r.overall}
+    return d
