@@ -265,4 +265,13 @@ def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> No
         parts.append(Panel(Text("\n".join(visible(e) for e in d.notes)), title="notes", title_align="left"))
     if d.references:
         parts.append(Panel(Text("\n".join(d.references)), title="references", title_align="left"))
+    if d.findings:
+        from findings.render import text_block
+
+        shown = d.findings[:8]
+        body = "\n\n".join(visible(text_block(f, max(console.width - 4, 40))) for f in shown)
+        more = len(d.findings) - len(shown)
+        if more:
+            body += f"\n\n... {more} more (--json lists them all)"
+        parts.append(Panel(Text(body), title=f"findings ({len(d.findings)})", title_align="left"))
     console.print(Group(*parts))

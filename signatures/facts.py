@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from findings.dtypes import canonical
+
 _UNITS = {
     "": 1, "b": 1, "byte": 1, "bytes": 1,
     # a bare K/M/G/T is XLA's HumanReadableNumBytes ("Used 21.95G of 15.48G hbm"): binary
@@ -75,29 +77,9 @@ def parse_shape(text: str) -> list[int] | None:
     return [int(n) for n in nums] if nums else None
 
 
-_DTYPES = {
-    "float": "float32", "float32": "float32", "fp32": "float32", "f32": "float32", "single": "float32",
-    "double": "float64", "float64": "float64", "fp64": "float64", "f64": "float64",
-    "half": "float16", "float16": "float16", "fp16": "float16", "f16": "float16",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "long": "int64", "int64": "int64", "i64": "int64", "s64": "int64",
-    "int": "int32", "int32": "int32", "i32": "int32", "s32": "int32",
-    "short": "int16", "int16": "int16", "i16": "int16", "char": "int8", "int8": "int8", "i8": "int8", "s8": "int8",
-    "byte": "uint8", "uint8": "uint8", "u8": "uint8", "bool": "bool", "i1": "bool", "pred": "bool",
-    "complexfloat": "complex64", "complex64": "complex64", "complexdouble": "complex128",
-    "float8_e4m3fn": "float8_e4m3fn", "fp8e4nv": "float8_e4m3fn", "f8e4m3fn": "float8_e4m3fn", "fp8e4m3": "float8_e4m3fn",
-    "float8_e5m2": "float8_e5m2", "fp8e5": "float8_e5m2", "f8e5m2": "float8_e5m2", "fp8e5m2": "float8_e5m2",
-    "tf32": "tf32",
-}
-
-
 def parse_dtype(text: str) -> str:
-    t = text.strip().strip("'\"`").lower()
-    for prefix in ("torch.", "c10::", "tl.", "jnp.", "np.", "numpy.", "at::", "scalartype::"):
-        if t.startswith(prefix):
-            t = t[len(prefix):]
-    t = t.replace("<", "").replace(">", "")
-    return _DTYPES.get(t, t)
+    """The canonical dtype name, from the project's one table (findings/dtypes.py)."""
+    return canonical(text)
 
 
 def parse_device(text: str) -> str:
