@@ -89,7 +89,9 @@ class FamilyPicker(_Picker):
     def compose(self):
         with Vertical(classes="dialog"):
             yield Label(Text(self._title, style="bold"))
-            yield Input(placeholder="type part of a family name", id="typeahead")
+            box = Input(placeholder="type part of a family name", id="typeahead")
+            box.cursor_blink = False          # a steady cursor: the screen is the same at every instant
+            yield box
             yield OptionList(*self._options)
 
     def on_mount(self) -> None:
