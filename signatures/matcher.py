@@ -455,10 +455,12 @@ class Matcher:
         is the file read again up to that chunk. Streams that cannot be re-read are counted as they go.
         """
         # Memory stays bounded whatever the size and the line lengths: an entry holds capped text and
-        # capped groups, never the line; generic hints keep the first and last TAIL_HINTS (all that
-        # _collect uses); a signature pattern keeps its first and last FILE_KEEP matches.
+        # capped groups, never the line; generic hints keep the first and last TAIL_HINTS and the
+        # first OK_HINTS `ok` lines (all that _collect uses); a signature pattern keeps its first and
+        # last FILE_KEEP matches.
         hint_head: list = []
         hint_tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
+        ok_head: list = []
         sig_head: dict[int, list] = collections.defaultdict(list)
         sig_tail: dict[int, collections.deque] = {}
         order = 0           # arrival order, so the kept matches come back in the order they were found
@@ -480,8 +482,13 @@ class Matcher:
                     found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
             for entry in self._confirm(buf, found, 0, idx):
                 pid = entry[3]
-                if self.owners[pid][1] is None:
-                    (hint_head if len(hint_head) < TAIL_HINTS else hint_tail).append(entry)
+                kind, sig = self.owners[pid]
+                if sig is None:
+                    if kind == "ok":
+                        if len(ok_head) < OK_HINTS:
+                            ok_head.append(entry)
+                    else:
+                        (hint_head if len(hint_head) < TAIL_HINTS else hint_tail).append(entry)
                     continue
                 order += 1
                 head = sig_head[pid]
@@ -497,7 +504,7 @@ class Matcher:
         kept = sorted((e for h in sig_head.values() for e in h), key=lambda e: e[0])
         if sig_tail:
             kept = sorted(kept + [e for t in sig_tail.values() for e in t], key=lambda e: e[0])
-        pending = hint_head + list(hint_tail) + [e for _, e in kept]
+        pending = ok_head + hint_head + list(hint_tail) + [e for _, e in kept]
         need = max((p[0] for p in pending), default=0)
         if need > len(counts):
             counts = self._recount(reread_path, need)
@@ -512,25 +519,33 @@ class Matcher:
         """re2 on each hit line (a segment of it, when \r redraws the line): (chunk, line, text, pid, groups).
 
         `found` holds (line start, line end, pattern id); line numbers count from offset `origin`.
-        Generic hints are confirmed lazily: only the first and the last TAIL_HINTS that hold (a hint
-        between them can never be kept by _collect), so a long traceback costs no re2 per frame.
+        Generic hints are confirmed lazily: only the first and the last TAIL_HINTS that hold, and the
+        first OK_HINTS `ok` lines (a hint between them can never be kept by _collect), so a long
+        traceback costs no re2 per frame.
         """
         found.sort()
         owners = self.owners
-        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None]
+        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] != "ok"]
+        ok_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] == "ok"]
         hint_ok: dict[int, tuple | None] = {}
+
+        def confirm_until(order, enough: int) -> None:
+            good = 0
+            for k in order:
+                if good >= enough:
+                    break
+                if k not in hint_ok:
+                    ls, le, pid = found[k]
+                    hint_ok[k] = self._read_line(buf[ls:le], pid)
+                good += hint_ok[k] is not None
+
+        # _collect keeps the first and last TAIL_HINTS failure hints and the first OK_HINTS `ok` lines
         if len(hint_at) > 2 * TAIL_HINTS:
-            for order in (hint_at, reversed(hint_at)):
-                good = 0
-                for k in order:
-                    if good >= TAIL_HINTS:
-                        break
-                    if k not in hint_ok:
-                        ls, le, pid = found[k]
-                        hint_ok[k] = self._read_line(buf[ls:le], pid)
-                    good += hint_ok[k] is not None
+            confirm_until(hint_at, TAIL_HINTS)
+            confirm_until(reversed(hint_at), TAIL_HINTS)
         else:
-            hint_ok = {k: self._read_line(buf[found[k][0]:found[k][1]], found[k][2]) for k in hint_at}
+            confirm_until(hint_at, len(hint_at))
+        confirm_until(ok_at, OK_HINTS)
         pending = []
         n, pos = 0, origin
         kept: collections.Counter = collections.Counter()
@@ -670,7 +685,9 @@ class Matcher:
             demoted = not sig.in_warnings and levels[text] is not None
             result.matches.append(Match(sig, line_no, text, facts, demoted))
         result.matches.sort(key=lambda m: m.line)
-        result.hints = sorted(set(head) | set(tail) | set(ok), key=lambda h: (h[1], h[0]))
+        # (line, kind, text): two hints of one kind on one line (the \r segments of a progress bar)
+        # came out in set order, which changes with the hash seed: the same log gave two outputs
+        result.hints = sorted(set(head) | set(tail) | set(ok), key=lambda h: (h[1], h[0], h[2]))
 
     def _recount(self, path, need: int) -> list[int]:
         counts = []
