@@ -358,3 +358,25 @@ def test_one_dtype_table_for_facts_and_numerics():
         if name in FLOAT_LAYOUTS:
             assert nm.fmt(spelling).name == name
     assert parse_dtype("c10::BFloat16") == nm.fmt("torch.bfloat16").name == "bfloat16"
+
+
+@pytest.mark.parametrize("shape", [(6000,), (3, 2000)])
+def test_rows_wider_than_a_block_are_cut(monkeypatch, tmp_path, shape):
+    """A 1-D tensor (or very wide rows) is read in column blocks too: same reading as one block."""
+    from diagnose.numerics import measures
+
+    rng = np.random.default_rng(12)
+    x = rnd(rng.standard_normal(shape + (64,)), "float16")
+    out = rnd(x.astype(np.float32).sum(axis=-1), "float16")            # a row reduction in fp32
+    ref = x.sum(axis=-1)
+    out[..., -40:] = 0                                                 # its last 40 results never written
+    np.save(tmp_path / "o.npy", out.astype(np.float16))
+    np.save(tmp_path / "r.npy", ref)
+    whole = nm.analyse(nm.load_tensor(tmp_path / "o.npy"), nm.load_tensor(tmp_path / "r.npy"), "fp16")
+    monkeypatch.setattr(measures, "CHUNK_ELEMS", 512)
+    monkeypatch.setattr(measures, "SAMPLE_ELEMS", 64 * 64)
+    parts = nm.analyse(nm.load_tensor(tmp_path / "o.npy"), nm.load_tensor(tmp_path / "r.npy"), "fp16")
+    assert whole.patterns == parts.patterns and parts.patterns[0] == "tail-region", parts.decided_by
+    assert parts.findings[0].facts["remainder"] == 40
+    for key in ("mismatched", "abs_max", "abs_max_index", "above_floor"):
+        assert whole.measures[key] == parts.measures[key], key
