@@ -380,3 +380,13 @@ def test_rows_wider_than_a_block_are_cut(monkeypatch, tmp_path, shape):
     assert parts.findings[0].facts["remainder"] == 40
     for key in ("mismatched", "abs_max", "abs_max_index", "above_floor"):
         assert whole.measures[key] == parts.measures[key], key
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_two_bugs_at_once_are_both_reported_ranked(dtype):
+    """A tail tile never written and a wrong row index in the same launch: two regions, largest first."""
+    a, b, ref = inputs(96, 100, 256, dtype)
+    r, f = _read(kernel(a, b, dtype, grid_n=100 // BN, row_from=(37, 12)), ref, dtype)
+    assert r.patterns[:2] == ["tail-tile", "whole-rows"], r.patterns
+    assert f.facts["start"] == 96 and r.findings[1].facts["indices"] == [37]
+    assert f.facts["explains"] >= r.findings[1].facts["explains"]
