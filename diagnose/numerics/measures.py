@@ -231,7 +231,7 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
     res.hot_rows = np.zeros(rows, np.int64)
     res.hot_cols = np.zeros(cols, np.int64)
     gb_r, gb_c = -(-rows // BLOCK), -(-cols // BLOCK)
-    res.hot_blocks = np.zeros((gb_r, gb_c), np.int64)
+    res.hot_blocks = np.zeros((gb_r, gb_c), np.int32)       # at most 64 per block
     res.src_rows = np.zeros(rows, np.int64)
     res.src_cols = np.zeros(cols, np.int64)
     res.col_err_sum = np.zeros(cols)

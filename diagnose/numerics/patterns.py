@@ -127,23 +127,24 @@ def blocks(sc: Scan, need: float = EXPLAINS) -> Finding | None:
     if len(sc.shape) < 2 or sc.hot_blocks is None:
         return None
     b8 = sc.hot_blocks
-    # elements per 8x8 block (edge blocks are partial)
+    # elements per block are an outer product of rows-per-block and cols-per-block (edge blocks partial)
     er = np.minimum(BLOCK, rows - np.arange(b8.shape[0]) * BLOCK)
     ec = np.minimum(BLOCK, cols - np.arange(b8.shape[1]) * BLOCK)
-    area8 = er[:, None] * ec[None, :]
     for t in reversed(TILES):
         if rows < 2 * t or cols < 2 * t:
             continue
         g = t // BLOCK
         gr, gc = -(-b8.shape[0] // g), -(-b8.shape[1] // g)
-        pc = np.zeros((gr * g, gc * g), np.int64)
-        pa = np.zeros((gr * g, gc * g), np.int64)
-        pc[: b8.shape[0], : b8.shape[1]] = b8
-        pa[: b8.shape[0], : b8.shape[1]] = area8
-        cnt = pc.reshape(gr, g, gc, g).sum(axis=(1, 3))
-        area = pa.reshape(gr, g, gc, g).sum(axis=(1, 3))
-        fill = np.divide(cnt, area, out=np.zeros(cnt.shape), where=area > 0)
-        full = fill >= FILL
+        if g == 1:
+            cnt = b8
+        else:
+            pc = np.zeros((gr * g, gc * g), b8.dtype)
+            pc[: b8.shape[0], : b8.shape[1]] = b8
+            cnt = pc.reshape(gr, g, gc, g).sum(axis=(1, 3))
+            del pc
+        area = np.outer(np.bincount(np.arange(er.size) // g, er, minlength=gr),
+                        np.bincount(np.arange(ec.size) // g, ec, minlength=gc))
+        full = (cnt >= FILL * area) & (area > 0) & (cnt > 0)
         if not full.any() or full.sum() >= 0.5 * full.size:
             continue
         inside = int(cnt[full].sum())
