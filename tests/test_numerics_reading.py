@@ -210,6 +210,13 @@ def test_bias_added_twice_is_column_offset(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_scalar_bias_the_reference_lacks_is_constant_offset(dtype):
+    a, b, ref = inputs(64, 96, 256, dtype)
+    r, f = _read(kernel(a, b, dtype, bias=np.full(96, 6.0)), ref, dtype)
+    assert nm.pattern(f) == "constant-offset" and abs(f.facts["offset"] - 6.0) < 0.1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_uninitialised_tile_poisoned_with_nan(dtype):
     a, b, ref = inputs(128, 128, 256, dtype)
     out = kernel(a, b, dtype, np.full((128, 128), np.nan), skip_program=15)
