@@ -120,6 +120,11 @@ def test_correct_bf16_matmul_with_torch_no_flags():
     out = (a @ b).to(torch.float64).numpy()
     ref = a.double().numpy() @ b.double().numpy()
     assert nm.analyse(out, ref, "bf16").verdict == "expected variation"
+    assert nm.analyse(out, ref, "bf16", acc="fp32", k=2048).verdict == "expected variation"
+    # our bit-manipulation rounding agrees with torch's cast
+    x = torch.from_numpy(rng.standard_normal(10000).astype(np.float32))
+    assert np.array_equal(nm.decode_bits(nm.bf16_round_bits(x.numpy()), "bf16"),
+                          x.to(torch.bfloat16).to(torch.float64).numpy())
     h = (a.half() @ b.half()).double().numpy()
     assert nm.analyse(h, a.half().double().numpy() @ b.half().double().numpy(), "fp16").verdict == "expected variation"
 
