@@ -402,3 +402,17 @@ def test_two_bugs_at_once_are_both_reported_ranked(dtype):
     assert r.patterns[:2] == ["tail-tile", "whole-rows"], r.patterns
     assert f.facts["start"] == 96 and r.findings[1].facts["indices"] == [37]
     assert f.facts["explains"] >= r.findings[1].facts["explains"]
+
+
+def test_reference_in_the_same_dtype_many_exact_matches_no_false_floor():
+    """A reference stored in fp32 too: most errors are exactly 0 and the rest an ULP or two. The floor
+    must not collapse to zero (which would put every rounding difference above it)."""
+    rng = np.random.default_rng(0)
+    t = rng.standard_normal((4, 512, 512), dtype=np.float32)
+    out = t.sum(axis=0).astype(np.float64)
+    ref = t.astype(np.float64).sum(axis=0).astype(np.float32).astype(np.float64)
+    r = nm.analyse(out, ref, "fp32", "fp32")
+    assert r.verdict == "expected variation" and r.measures["above_floor"] == 0
+    out[:, 480:] = 0
+    r = nm.analyse(out, ref, "fp32", "fp32")
+    assert r.patterns[:2] == ["tail-region", "zeros"] and r.measures["above_floor"] == 512 * 32

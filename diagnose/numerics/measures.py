@@ -161,10 +161,16 @@ def sample_floor(out, ref, shape, f: Format, sc: Scales) -> Floor:
     beyond = d / np.where(s > 0, s, 1.0)
     # lower quartiles, not medians: they hold while up to 3/4 of the elements are wrong. For rounding
     # errors (uniform in ULPs) twice the quartile is the median; for Gaussian noise the quartile of
-    # |x| is 0.3186 sigma.
-    q_ulp, q_beyond = np.percentile(ulps, 25), np.percentile(beyond, 25)
-    ulp_med = 2.0 * float(q_ulp)
-    sigma = float(q_beyond) / 0.3186
+    # |x| is 0.3186 sigma. Where a quarter or more of the errors are exactly 0 (both sides rounded
+    # alike) the lowest non-zero of the quartile, median and upper quartile is used instead.
+    def level(a, scale):
+        for q, k in zip(np.percentile(a, (25, 50, 75)), scale):
+            if q > 0:
+                return float(q) * k
+        return 0.0
+
+    ulp_med = level(ulps, (2.0, 1.0, 2.0 / 3.0))
+    sigma = level(beyond, (1 / 0.3186, 1 / 0.6745, 1 / 1.1503))
     floor = Floor(ulp_med, sigma, 0.0, 0.0, 0.0, 0.0, int(d.size))
     thr = floor.threshold(r, s, f)
     quiet = d <= thr
