@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from diagnose.numerics.formats import NumericsError, fmt, ulp
-from diagnose.numerics.measures import Floor, Scan, sample_floor, scales, scan, view2d
+from diagnose.numerics.formats import NumericsError, decode_bits, fmt, ulp
+from diagnose.numerics.measures import Floor, Scan, sample_floor, scales, scan
 from diagnose.numerics.patterns import FAMILY, finding, fits, nonfinite, pattern, structure, unwritten
 from diagnose.numerics.tolerances import (K_MAX, Explanation, Tolerance, default_tolerance, defaults_text, explain,
                                           recommend_tolerance)
@@ -72,7 +72,6 @@ def _at(a, rows, cols, shape2) -> np.ndarray:
     if hasattr(a, "chunk"):
         raw = a.raw.reshape(shape2)
         part = raw[rows, cols]
-        from diagnose.numerics.formats import decode_bits
         return decode_bits(part, a.dtype) if a.bits else np.asarray(part, np.float64)
     return np.asarray(a, np.float64).reshape(shape2)[rows, cols]
 
