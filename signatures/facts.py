@@ -19,7 +19,8 @@ from findings.dtypes import canonical
 
 _UNITS = {
     "": 1, "b": 1, "byte": 1, "bytes": 1,
-    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    # a bare K/M/G/T is XLA's HumanReadableNumBytes ("Used 21.95G of 15.48G hbm"): binary
+    "k": 1024, "kb": 1000, "m": 1024**2, "mb": 1000**2, "g": 1024**3, "gb": 1000**3, "t": 1024**4, "tb": 1000**4,
     "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
 }
 _SIZE = re.compile(r"^\s*(?P<num>0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?i?[bB](?:ytes?)?|[kKmMgGtT])?\s*$")
@@ -28,8 +29,8 @@ _SIZE = re.compile(r"^\s*(?P<num>0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*(?P<unit>[kKmMg
 def parse_bytes(text: str) -> int | None:
     """'2.00 GiB' -> 2147483648; '0x10000 bytes' -> 65536; '48KB' -> 48000 (KB is decimal, KiB binary).
 
-    torch prints binary sizes as "GiB"; older torch and XLA print "GB"/"G" meaning GiB as well, but
-    we keep SI meaning for SI units: the number a reviewer reads is in the raw text anyway.
+    torch prints binary sizes as "GiB"; older torch prints "GB" meaning GiB as well, but we keep SI
+    meaning for SI units. A bare "G"/"M"/"K" (XLA's "Used 21.95G of 15.48G") is binary, as XLA means it.
     """
     m = _SIZE.match(text.replace(",", ""))
     if not m:
@@ -45,14 +46,14 @@ def parse_bytes(text: str) -> int | None:
 
 
 def format_bytes(n: int) -> str:
-    """262144 -> '262144 B (256 KiB)'; exact byte count first, a readable size after."""
+    """262144 -> '256 KiB'; 2426656522 -> '2.26 GiB'; 512 -> '512 B': a size as a reader says it
+    (binary units, at most two decimals; the exact count is in the log and in the JSON facts)."""
     if n < 1024:
         return f"{n} B"
     for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= size:
-            value = n / size
-            shown = f"{value:.0f}" if value == int(value) else f"{value:.2f}"
-            return f"{n} B ({shown} {unit})"
+            shown = f"{n / size:.2f}".rstrip("0").rstrip(".")
+            return f"{shown} {unit}"
     return f"{n} B"
 
 
