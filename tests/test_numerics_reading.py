@@ -416,3 +416,17 @@ def test_reference_in_the_same_dtype_many_exact_matches_no_false_floor():
     out[:, 480:] = 0
     r = nm.analyse(out, ref, "fp32", "fp32")
     assert r.patterns[:2] == ["tail-region", "zeros"] and r.measures["above_floor"] == 512 * 32
+
+
+def test_rtol_zero_beside_an_atol_that_covers_the_values_is_not_too_tight():
+    # assert_close(out, ref, rtol=0, atol=1e-3) on values near 1: a deliberate absolute tolerance, every element
+    # passes: no "too tight" finding (a false alarm), and an rtol of 0 with no atol at all still gets one
+    from diagnose.numerics import analyse
+
+    rng = np.random.default_rng(0)
+    ref = rng.random(4096)
+    out = (ref.astype(np.float32)).astype(np.float32)
+    ids = {f.id for f in analyse(out, ref, "float32", "float64", atol=1e-3, rtol=0.0, tol_source="test").findings}
+    assert "numerics.tolerance-too-tight" not in ids
+    ids0 = {f.id for f in analyse(out, ref, "float32", "float64", atol=0.0, rtol=0.0, tol_source="test").findings}
+    assert "numerics.tolerance-too-tight" in ids0
