@@ -279,15 +279,35 @@ def _joint_db(raw: list[bytes]):
         except hs.error:
             return False
 
-    ids = cached_pickle([b"joint-ids", _source_digest()] + raw,
-                        lambda: [pid for pid, p in enumerate(raw) if p.isascii() and not _anchored(p) and compiles(p)])
+    candidates = [pid for pid, p in enumerate(raw) if p.isascii() and not _anchored(p)]
+    return _joint_of(raw, candidates, flags, b"joint", compiles)
 
-    def build():
-        db = hs.Database(mode=hs.HS_MODE_BLOCK)
-        db.compile(expressions=[raw[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
-        return db
 
-    return _cached_db([b"joint", repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids], build), frozenset(ids)
+def _joint_of(raw: list[bytes], candidates: list[int], flags: int, kind: bytes, compiles):
+    """(database, ids) of the candidates: compiled together at once (the usual case: one compile,
+    cached), or, when one of them is refused, of those that compile alone."""
+    import hyperscan as hs
+
+    def build(ids):
+        def run():
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=[raw[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
+            return db
+        return run
+
+    def key(ids):
+        return [kind, repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids]
+
+    if not candidates:
+        return None, frozenset()
+    try:
+        return _cached_db(key(candidates), build(candidates)), frozenset(candidates)
+    except hs.error:
+        ids = cached_pickle([kind + b"-ids", _source_digest()] + key(candidates),
+                            lambda: [i for i in candidates if compiles(raw[i])])
+        if not ids:
+            return None, frozenset()
+        return _cached_db(key(ids), build(ids)), frozenset(ids)
 
 
 def _anchored_db(raw: list[bytes], candidates: list[int]):
@@ -307,18 +327,7 @@ def _anchored_db(raw: list[bytes], candidates: list[int]):
         except hs.error:
             return False
 
-    ids = cached_pickle([b"joint-anchored-ids", _source_digest()] + [raw[i] + b"\0%d" % i for i in candidates],
-                        lambda: [i for i in candidates if compiles(raw[i])])
-    if not ids:
-        return None, frozenset()
-
-    def build():
-        db = hs.Database(mode=hs.HS_MODE_BLOCK)
-        db.compile(expressions=[raw[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
-        return db
-
-    return (_cached_db([b"joint-anchored", repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids], build),
-            frozenset(ids))
+    return _joint_of(raw, candidates, flags, b"joint-anchored", compiles)
 
 
 class Matcher:
