@@ -6,10 +6,10 @@ comes at that point: cheap checks that rule out a whole class of causes first, s
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from diagnose.model import Diagnosis
+import re2
 
 UNCERTAIN_BELOW = 0.6
 
@@ -27,31 +27,29 @@ def uncertain(d: Diagnosis) -> bool:
     return d.family == "unknown" or (d.family != "none" and d.confidence < UNCERTAIN_BELOW)
 
 
-# (key, pattern over one log line). Order in RULES below is the order questions are asked.
-_P = {
-    "arch": re.compile(r"no kernel image is available|is not compatible with the current PyTorch|"
-                       r"Unsupported gpu architecture|invalid device function|sm_\d+a? is not", re.I),
-    "driver": re.compile(r"driver version is insufficient|Driver/library version mismatch|"
-                         r"CUDA driver version|found no NVIDIA driver", re.I),
-    "library": re.compile(r"cannot open shared object file|undefined symbol|ImportError|"
-                          r"ModuleNotFoundError|Could not load (dynamic )?library", re.I),
-    "cuda": re.compile(r"CUDA error|cudaError\w*|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|"
-                       r"illegal memory access|unspecified launch failure|device-side assert|"
-                       r"misaligned address|CUDA_ERROR_\w+", re.I),
-    "memory": re.compile(r"illegal memory access|misaligned address|out of bounds|"
-                         r"unspecified launch failure|invalid (global|shared) (read|write)|segmentation fault", re.I),
-    "shape": re.compile(r"torch\.Size\(\[|\[\d+(?:,\s*\d+)+\]|\(\d+(?:,\s*\d+)+\)|\b\d+x\d+\b|"
-                        r"\bshape\b|\bstride|not divisible|multiple of", re.I),
-    "dtype": re.compile(r"\b(?:float16|bfloat16|float32|fp16|bf16|fp32|Half|BFloat16|dtype|scalar type)\b"),
-    "triton": re.compile(r"\btriton\b", re.I),
-    "nan": re.compile(r"\bnan\b|\binf\b|not finite|non-finite|Tensor-likes are not close|mismatched elements",
-                      re.I),
-    "oom": re.compile(r"out of memory|RESOURCE_EXHAUSTED|cannot allocate|MemoryError", re.I),
-    "signal": re.compile(r"Segmentation fault|core dumped|SIGSEGV|SIGABRT|SIGKILL|signal \d+|"
-                         r"exit(?:ed)? (?:code|status) -?\d+|Killed\b", re.I),
-    "hang": re.compile(r"timed? ?out|timeout|watchdog|\bhang(?:s|ing)?\b|deadlock", re.I),
-}
-
+# (key, pattern over one log line, re2: linear time). Order in RULES below is the order questions are asked.
+_P = {key: re2.compile(pattern) for key, pattern in {
+    "arch": r"(?i)no kernel image is available|is not compatible with the current PyTorch|"
+            r"Unsupported gpu architecture|invalid device function|sm_\d+a? is not",
+    "driver": r"(?i)driver version is insufficient|Driver/library version mismatch|"
+              r"CUDA driver version|found no NVIDIA driver",
+    "library": r"(?i)cannot open shared object file|undefined symbol|ImportError|"
+               r"ModuleNotFoundError|Could not load (dynamic )?library",
+    "cuda": r"(?i)CUDA error|cudaError\w*|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|"
+            r"illegal memory access|unspecified launch failure|device-side assert|"
+            r"misaligned address|CUDA_ERROR_\w+",
+    "memory": r"(?i)illegal memory access|misaligned address|out of bounds|"
+              r"unspecified launch failure|invalid (global|shared) (read|write)|segmentation fault",
+    "shape": r"(?i)torch\.Size\(\[|\[\d+(?:,\s*\d+)+\]|\(\d+(?:,\s*\d+)+\)|\b\d+x\d+\b|"
+             r"\bshape\b|\bstride|not divisible|multiple of",
+    "dtype": r"\b(?:float16|bfloat16|float32|fp16|bf16|fp32|Half|BFloat16|dtype|scalar type)\b",
+    "triton": r"(?i)\btriton\b",
+    "nan": r"(?i)\bnan\b|\binf\b|not finite|non-finite|Tensor-likes are not close|mismatched elements",
+    "oom": r"(?i)out of memory|RESOURCE_EXHAUSTED|cannot allocate|MemoryError",
+    "signal": r"(?i)Segmentation fault|core dumped|SIGSEGV|SIGABRT|SIGKILL|signal \d+|"
+              r"exit(?:ed)? (?:code|status) -?\d+|Killed\b",
+    "hang": r"(?i)timed? ?out|timeout|watchdog|\bhang(?:s|ing)?\b|deadlock",
+}.items()}
 
 def _first(d: Diagnosis, key: str):
     """The first log line (number, text) matching a pattern: the root line first, then the evidence."""

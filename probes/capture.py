@@ -19,6 +19,8 @@ import sys
 import threading
 import time
 
+import re2
+
 SCHEMA = "diagnose.capture/1"
 READ_SIZE = 1 << 20
 ENV_KEEP = re.compile(r"^(CUDA_|NVIDIA_|TORCH|PYTORCH_|TRITON_|NCCL_|XLA_|JAX_|LD_LIBRARY_PATH$|PATH$|PYTHON|"
@@ -272,15 +274,17 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
 
 # -- compiler diagnostics ----------------------------------------------------------------------------
 
-_COMPILER_WORDS = re.compile(rb"ptxas|bytes stack frame|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
+# Compiler lines of a task's output, matched with re2 (linear time: the output is anyone's text).
+_COMPILER_WORDS = re2.compile(rb"ptxas|bytes stack frame|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
 _KEYWORDS = (b"ptxas", b"bytes stack frame", b"nvcc", b"nvlink", b"cicc", b".cu", b"CompilationError", b"LLVM ERROR")
-_PTXAS_FN = re.compile(rb"ptxas(?:-\w+)? info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
-                       rb"(?: for '(sm_\w+)')?")
-_PTXAS_USED = re.compile(rb"ptxas(?:-\w+)? info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
-_NUM = {"stack_frame_bytes": rb"(\d+) bytes stack frame", "spill_stores_bytes": rb"(\d+) bytes spill stores",
-        "spill_loads_bytes": rb"(\d+) bytes spill loads", "smem_bytes": rb"(\d+) bytes smem",
-        "cmem0_bytes": rb"(\d+) bytes cmem\[0\]"}
-_TOO_MUCH_SMEM = re.compile(rb"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)")
+_PTXAS_FN = re2.compile(rb"ptxas(?:-\w+)? info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
+                           rb"(?: for '(sm_\w+)')?")
+_PTXAS_USED = re2.compile(rb"ptxas(?:-\w+)? info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+_NUM = {key: re2.compile(pattern) for key, pattern in {
+    "stack_frame_bytes": rb"(\d+) bytes stack frame", "spill_stores_bytes": rb"(\d+) bytes spill stores",
+    "spill_loads_bytes": rb"(\d+) bytes spill loads", "smem_bytes": rb"(\d+) bytes smem",
+    "cmem0_bytes": rb"(\d+) bytes cmem\[0\]"}.items()}
+_TOO_MUCH_SMEM = re2.compile(rb"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)")
 MAX_COMPILE_LINES = 20000
 STDOUT_SCAN_LIMIT = 16 << 20
 
@@ -322,7 +326,7 @@ def scan_compile_output(*paths: str) -> dict:
                 current["arch"] = m[2].decode()
         if current is not None:
             for key, pat in _NUM.items():
-                mm = re.search(pat, line)
+                mm = pat.search(line)
                 if mm:
                     current[key] = int(mm[1])
             mu = _PTXAS_USED.search(line)

@@ -4,9 +4,11 @@ Normalisation never adds or removes a newline, so line N of the normalised text 
 """
 from __future__ import annotations
 
-import re
+import re2
 
-_ANSI = re.compile(rb"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# Every pattern here runs on log lines: re2, never Python `re`, whose backtracking took 16.8 s on one
+# 173-byte line of run-together timestamps (tests/test_linear_time.py feeds each such lines).
+_ANSI = re2.compile(rb"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 
 def normalise_chunk(buf: bytes) -> bytes:
@@ -20,30 +22,37 @@ def normalise_chunk(buf: bytes) -> bytes:
     return buf
 
 
-# Prefixes that loggers, launchers and ranks put in front of a message.
-_PREFIX = re.compile(
-    r"""^(?:\s*(?:
-        \[rank\d+\]:?                                   # torchrun  [rank0]:
-      | \[\d+(?:,\d+)*\]<std(?:out|err)>:?              # torchrun --tee  [0]<stderr>:
-      | \((?:\w+\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)        # ray  (RayWorkerWrapper pid=123)
-      | \d{4}-\d\d-\d\d[T\s][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?  # ISO timestamp
-      | \[\d{4}-\d\d-\d\d[T\s][\d:.,]+[^\]]*\]          # [2024-01-01 10:00:00,123]
-      | \[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?:\s+\d\d-\d\d\s[\d:.]+)?(?:\s+[\w.-]+:\d+\])?:?  # vllm / logging
-      | [IWEF]\d{4}\s+[\d:.]+\s+\d+\s+[^\]\s]+:\d+\]    # glog / absl  W1210 08:01:33.059000 349 file.py:987]
-      | [IWEF]\s[\w./-]+:\d+\]                          # TF / XLA, after its timestamp:  W tensorflow/x.cc:12]
-      | \[[IWEF]\s?[\w.:\s-]*\]                         # torch C++  [W socket.cpp:663]
-      | \[\d+/\d+\]                                     # dynamo frame  [0/0]
-      | [\w.-]+\s*\|                                    # docker compose  service  |
-    ))+\s*""",
-    re.X,
-)
+def _alternatives(*parts: str) -> str:
+    """re2 has no verbose mode: alternatives written one a line, joined here."""
+    return "|".join(f"(?:{p})" for p in parts)
 
-_LEVEL = re.compile(
-    r"""^\s*(?:\[rank\d+\]:?\s*|\((?:\w+\s+)?pid=\d+[^)]*\)\s*|\d{4}-\d\d-\d\d[T\s][\d:.,]+\S*\s*|\[\d{4}-[^\]]*\]\s*)*
-        (?:(?P<glog>[IW])\d{4}\s|(?<=:\s)(?P<tf>[IW])\s\S+:\d+\]|\[(?P<cpp>[IW])[\s\d]|\[?(?P<word>WARNING|WARN|INFO|DEBUG)\b)""",
-    re.X,
-)
-_WARNING_TEXT = re.compile(r"\b\w*Warning: |\bwarnings\.warn\(")
+
+# Prefixes that loggers, launchers and ranks put in front of a message.
+_PREFIX = re2.compile(r"^(?:\s*(?:" + _alternatives(
+    r"\[rank\d+\]:?",                                    # torchrun  [rank0]:
+    r"\[\d+(?:,\d+)*\]<std(?:out|err)>:?",               # torchrun --tee  [0]<stderr>:
+    r"\((?:\w+\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)",         # ray  (RayWorkerWrapper pid=123)
+    r"\d{4}-\d\d-\d\d[T\s][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?",  # ISO timestamp
+    r"\[\d{4}-\d\d-\d\d[T\s][\d:.,]+[^\]]*\]",           # [2024-01-01 10:00:00,123]
+    r"\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?:\s+\d\d-\d\d\s[\d:.]+)?(?:\s+[\w.-]+:\d+\])?:?",  # vllm / logging
+    r"[IWEF]\d{4}\s+[\d:.]+\s+\d+\s+[^\]\s]+:\d+\]",     # glog / absl  W1210 08:01:33.059000 349 file.py:987]
+    r"[IWEF]\s[\w./-]+:\d+\]",                           # TF / XLA, after its timestamp:  W tensorflow/x.cc:12]
+    r"\[[IWEF]\s?[\w.:\s-]*\]",                          # torch C++  [W socket.cpp:663]
+    r"\[\d+/\d+\]",                                      # dynamo frame  [0/0]
+    r"[\w.-]+\s*\|",                                      # docker compose  service  |
+) + r"))+\s*")
+
+# A line logged below error level: its level tag after any rank/pid/timestamp prefixes. The TF/XLA
+# tag must follow ": " (its timestamp's end); re2 has no lookbehind, so the ": " is part of the match.
+_LEVEL = re2.compile((
+    r"^\s*(?:\[rank\d+\]:?\s*|\((?:\w+\s+)?pid=\d+[^)]*\)\s*|\d{4}-\d\d-\d\d[T\s][\d:.,]+\S*\s*|\[\d{4}-[^\]]*\]\s*)*"
+    r"(?:" + _alternatives(
+        r"(?P<glog>[IW])\d{4}\s",
+        r":\s(?P<tf>[IW])\s\S+:\d+\]",
+        r"\[(?P<cpp>[IW])[\s\d]",
+        r"\[?(?P<word>WARNING|WARN|INFO|DEBUG)\b",
+    ) + ")"))
+_WARNING_TEXT = re2.compile(r"\b\w*Warning: |\bwarnings\.warn\(")
 
 
 def last_segment(line: bytes) -> bytes:
@@ -56,7 +65,8 @@ def last_segment(line: bytes) -> bytes:
 
 def strip_prefix(line: str) -> str:
     """The message without rank, timestamp and logger prefixes (for display and clustering)."""
-    return _PREFIX.sub("", line, count=1)
+    m = _PREFIX.match(line)
+    return line[m.end():] if m else line
 
 
 def line_level(line: str) -> str | None:
