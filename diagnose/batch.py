@@ -8,35 +8,8 @@ from pathlib import Path
 from diagnose.engine import bundle_log, diagnose_file, diagnose_files
 from diagnose.model import Diagnosis
 
-SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules", ".diagnose"}
-SKIP_NAMES = {"capture.json", "env.json", "manifest.tsv", "manifest.json"}
-
-
-def collect(paths) -> tuple[list[str], list[Diagnosis]]:
-    """Inputs to classify (files, '-', task bundles) and rows for paths that do not exist."""
-    found: list[str] = []
-    missing: list[Diagnosis] = []
-    for raw in paths:
-        if raw == "-":
-            found.append("-")
-            continue
-        p = Path(raw)
-        if not p.exists():
-            missing.append(Diagnosis(path=str(raw), family="unknown", error="no such file or directory"))
-        elif p.is_file():
-            found.append(str(p))
-        elif bundle_log(p):
-            found.append(str(p))
-        else:
-            for root, dirs, files in os.walk(p):
-                here = Path(root)
-                if here != p and bundle_log(here):
-                    found.append(str(here))
-                    dirs[:] = []
-                    continue
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                found += [str(here / f) for f in sorted(files) if f not in SKIP_NAMES and not f.startswith(".")]
-    return found, missing
+# Inputs (files, FIFOs, bundles, and a row for each one that cannot be read) are collected in one place.
+from diagnose.inputs import SKIP_DIRS, SKIP_NAMES, collect  # noqa: E402,F401  (re-exported)
 
 
 def _size(path: str) -> int:

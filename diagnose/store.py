@@ -429,6 +429,7 @@ class IngestReport:
     changed: int = 0
     unchanged: int = 0
     missing: list = None
+    problems: dict = None       # path -> why it could not be read (inputs.collect)
 
 
 def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None = None,
@@ -438,7 +439,7 @@ def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None =
     from diagnose import batch
 
     found, missing = batch.collect(paths)
-    report = IngestReport(missing=[m.path for m in missing])
+    report = IngestReport(missing=[m.path for m in missing], problems={m.path: m.error for m in missing})
     known = store.known()
     todo: dict[str, tuple] = {}
     for task in found:

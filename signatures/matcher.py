@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import errno
 import gzip
 import hashlib
 import io
@@ -281,7 +282,21 @@ class Matcher:
     def open(path) -> io.BufferedIOBase:
         if str(path) == "-":
             return os.fdopen(os.dup(0), "rb")
-        f = open(path, "rb", buffering=0)    # raw reads: no second copy through a buffer
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then says what was opened.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISFIFO(mode):       # a pipe named as an argument (<(cmd)): read like stdin
+                os.set_blocking(fd, True)
+                return os.fdopen(fd, "rb")
+            if not stat.S_ISREG(mode):
+                raise IsADirectoryError(errno.EISDIR, "a directory, not a log file") if stat.S_ISDIR(mode) \
+                    else OSError(errno.EINVAL, "not a regular file (a device or socket): not a log file")
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        f = os.fdopen(fd, "rb", buffering=0)    # raw reads: no second copy through a buffer
         if f.read(2) == b"\x1f\x8b":
             f.seek(0)
             return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
@@ -469,7 +484,7 @@ class Matcher:
         if str(path) == "-":
             return None
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # a FIFO must not block the open
         except OSError:
             return None
         try:               # one fstat and one read: thousands of small logs make these calls count
