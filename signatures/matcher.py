@@ -17,14 +17,13 @@ import bisect
 import collections
 import errno
 import gzip
-import hashlib
 import io
 import os
 import stat
 import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from signatures import cache
 from signatures.facts import normalise as normalise_fact
 from signatures.literals import BOUNDARY, required_literals, weak_literals
 from signatures.literals import text as literal_text
@@ -67,11 +66,6 @@ class ScanResult:
     error: str | None = None
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "diagnose"
-
-
 def hs_literal(literal: str) -> bytes:
     """A literal as a hyperscan expression: metacharacters escaped, non-ASCII as \\xHH bytes, its
     word-boundary marks as \\b."""
@@ -107,7 +101,7 @@ class _HyperscanGate:
                        flags=[base | f for f in flags])
             return db
 
-        self.db = _cached_db([b"gate", repr(flags).encode()] + exprs, build)
+        self.db = cache.cached_hyperscan("gate", [repr(flags).encode(), str(base).encode()] + exprs, build)
 
     def __call__(self, buf: bytes) -> set[int]:
         hits: list[int] = []
@@ -179,8 +173,9 @@ def _make_gate(patterns: list[bytes], literal_only: frozenset[int] = frozenset()
                         groups.append([(p, 0)])
                 return groups
 
-            per_pattern = cached_pickle([b"literals", _source_digest(), repr(sorted(literal_only)).encode()] + patterns,
-                                        literal_groups)
+            per_pattern = [[(e.encode("latin-1"), f) for e, f in group] for group in cache.cached_json(
+                "literals", [repr(sorted(literal_only)).encode()] + patterns,
+                lambda: [[(e.decode("latin-1"), f) for e, f in group] for group in literal_groups()])]
             exprs = [e for group in per_pattern for e, _ in group]
             flags = [f for group in per_pattern for _, f in group]
             owners = [pid for pid, group in enumerate(per_pattern) for _ in group]
@@ -199,58 +194,6 @@ class _LazyRegexes:
         if r is None:
             r = self._done[pid] = self._compile(self._raw[pid])
         return r
-
-
-def _source_digest() -> bytes:
-    """Changes whenever the code that derives cached data changes."""
-    h = hashlib.sha256()
-    for name in ("literals.py", "matcher.py", "loader.py", "facts.py", "model.py", "taxonomy.py"):
-        try:
-            h.update((Path(__file__).parent / name).read_bytes())
-        except OSError:
-            pass
-    return h.hexdigest().encode()
-
-
-def cached_pickle(key_parts: list[bytes], build):
-    """build() once per key, kept in the user's cache directory (a miss or a bad file just rebuilds)."""
-    import pickle
-
-    key = hashlib.sha256(b"\0".join(key_parts)).hexdigest()[:32]
-    path = _cache_dir() / f"py-{key}.pickle"
-    try:
-        return pickle.loads(path.read_bytes())
-    except Exception:
-        value = build()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-            os.replace(tmp, path)
-        except OSError:
-            pass
-        return value
-
-
-def _cached_db(key_parts: list[bytes], build):
-    """A hyperscan database from the disk cache, or built and stored there (failures to store are fine)."""
-    import hyperscan
-
-    key = hashlib.sha256(b"\0".join(key_parts) + hyperscan.__version__.encode()).hexdigest()[:32]
-    path = _cache_dir() / f"hs-{key}.db"
-    try:
-        db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
-    except Exception:
-        db = build()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(hyperscan.dumpb(db))
-            os.replace(tmp, path)
-        except OSError:
-            pass
-    db.scratch = hyperscan.Scratch(db)
-    return db
 
 
 class Matcher:
@@ -584,7 +527,7 @@ class Matcher:
         db = self._together.get(key)
         if db is None:
             try:
-                db = _cached_db([b"together"] + [self.raw[p] for p in whole], build)
+                db = cache.cached_hyperscan("together", [str(flags).encode()] + [self.raw[p] for p in whole], build)
             except hs.error:         # one pattern too big for a joint database: one scan each
                 return found + [(ls, le, pid) for pid in whole for ls, le in self._hit_lines(pid, buf)]
             if len(self._together) > 64:
@@ -677,9 +620,9 @@ class Matcher:
                 return db
 
             try:
-                db = _cached_db([b"single", raw], whole)
+                db = cache.cached_hyperscan("single", [str(flags).encode(), raw], whole)
             except hs.error:
-                db = _cached_db([b"single-literals"] + [e + str(f).encode() for e, f in self.gate_exprs[pid]],
+                db = cache.cached_hyperscan("single-literals", [str(flags).encode()] + [e + b"\0" + str(f).encode() for e, f in self.gate_exprs[pid]],
                                 literals)
             self._singles[pid] = db
         return db
