@@ -40,12 +40,19 @@ def run(args: argparse.Namespace) -> int:
 
     from diagnose import batch, report
 
-    load_extra_signatures(args.signatures)
+    from cli.errors import UsageError
+
+    try:
+        batch.start_method()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     snapshot = read_snapshot(args.env)
+    # the extra signatures, like the snapshot, reach the workers through the pool's initializer
     if args.format == "jsonl":     # workers render the lines themselves, in parallel
-        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=report.jsonl_line)
+        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=report.jsonl_line,
+                                 signature_dirs=args.signatures)
     else:
-        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot)
+        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, signature_dirs=args.signatures)
     out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
         if args.format == "jsonl":
