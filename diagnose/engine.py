@@ -371,6 +371,20 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
 
 def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:
     """What `diagnose run` saw of the process (timeout, signal, exit status) when the log says nothing."""
+    state = cap.get("state")
+    if state in ("running", "interrupted") and not cap.get("timed_out"):
+        # A bundle whose capture never finished: its log is cut off, so "no failure found" would be a guess.
+        why = cap.get("interrupted_by") or (
+            "capture.json still says 'running': diagnose was killed before the command ended (or it is still running)"
+            if state == "running" else "the run was interrupted (Ctrl-C or a signal to diagnose) before the command ended")
+        d.notes.append(why)
+        if d.family == "none":
+            d.family, d.origin, d.signature = "unknown", None, "capture.interrupted"
+            d.confidence = 0.3
+            d.title = "the run was interrupted before the command finished: the log is incomplete"
+            d.fix = "Nothing in the log so far explains a failure, but the command never finished; run it to the end."
+            d.next_step = "Re-run the task to completion: `diagnose run --out NEW_DIR -- CMD ...`."
+        return d
     if cap.get("timed_out"):
         d.notes.append(f"the command was killed by the harness after {cap.get('wall_s', '?')} s (--timeout)")
         if d.family in ("none", "unknown"):
