@@ -7,7 +7,7 @@ import json
 import sys
 
 from diagnose.model import Diagnosis
-from signatures.normalise import visible
+from findings.render import csv_cell, md_code, md_escape, visible
 
 CSV_FIELDS = ("path", "family", "origin", "signature", "confidence", "title", "root_line", "root_text",
               "facts", "fix", "next_step", "error")
@@ -23,16 +23,14 @@ def write_jsonl(results: list[Diagnosis], out=sys.stdout) -> None:
 
 
 def write_csv(results: list[Diagnosis], out=sys.stdout) -> None:
+    """One row per log; every cell through csv_cell (no formula injection, no raw control characters)."""
     w = csv.writer(out)
     w.writerow(CSV_FIELDS)
     for d in results:
-        w.writerow([d.path, d.family, d.origin or "", d.signature or "", f"{d.confidence:.2f}", d.title,
-                    d.root.line if d.root else "", d.root.text if d.root else "",
-                    json.dumps(d.facts, default=str), d.fix, d.next_step, d.error or ""])
-
-
-def _md(text: str) -> str:
-    return visible(text).replace("|", "\\|").replace("\n", " ")
+        w.writerow([csv_cell(v) for v in (
+            d.path, d.family, d.origin or "", d.signature or "", f"{d.confidence:.2f}", d.title,
+            d.root.line if d.root else "", d.root.text if d.root else "",
+            json.dumps(d.facts, default=str), d.fix, d.next_step, d.error or "")])
 
 
 def summary(results: list[Diagnosis]) -> tuple[collections.Counter, collections.Counter]:
@@ -47,9 +45,9 @@ def write_markdown(results: list[Diagnosis], out=sys.stdout) -> None:
     out.write("\n| origin | logs |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in org.most_common()))
     out.write("\n| path | family | origin | signature | conf. | root line | fix |\n|---|---|---|---|---:|---|---|\n")
     for d in results:
-        root = f"{d.root.line}: `{_md(d.root.text)[:160]}`" if d.root else (d.error or "")
-        out.write(f"| {_md(d.path)} | {d.family} | {d.origin or ''} | {d.signature or ''} | "
-                  f"{d.confidence:.2f} | {root} | {_md(d.fix)} |\n")
+        root = f"{d.root.line}: {md_code(d.root.text[:160])}" if d.root else md_escape(d.error or "")
+        out.write(f"| {md_escape(d.path)} | {d.family} | {d.origin or ''} | {md_escape(d.signature or '')} | "
+                  f"{d.confidence:.2f} | {root} | {md_escape(d.fix)} |\n")
 
 
 def _text(s: str, style: str = ""):
@@ -73,7 +71,7 @@ def write_table(results: list[Diagnosis], console=None) -> None:
     if base and any(p == base for p in paths):
         base = os.path.dirname(base)
     table = Table(show_lines=False, header_style="bold", expand=True,
-                  title=f"in {base}/" if base else None, title_justify="left")
+                  title=_text(f"in {base}/") if base else None, title_justify="left")
     for col, kw in (("path", {"overflow": "fold", "ratio": 2, "min_width": 12}),
                     ("family", {"min_width": 10, "no_wrap": True}), ("origin", {"min_width": 8, "no_wrap": True}),
                     ("conf", {"justify": "right", "min_width": 4, "no_wrap": True}),
@@ -139,7 +137,7 @@ def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> No
     head.append(visible(d.title), style="bold")
     if d.error:
         head.append(f"\ninput: {visible(d.error)}", style="yellow")
-    console.print(Panel(head, title=visible(d.path), title_align="left"))
+    console.print(Panel(head, title=Text(visible(d.path)), title_align="left"))
 
     evidence = {e.line for e in d.evidence} | ({d.root.line} if d.root else set())
     ctx = _context_lines(log_path or d.path, set(sorted(evidence)[:30]))
@@ -182,5 +180,5 @@ def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> No
     if d.notes:
         parts.append(Panel(Text("\n".join(visible(e) for e in d.notes)), title="notes", title_align="left"))
     if d.references:
-        parts.append(Panel(Text("\n".join(d.references)), title="references", title_align="left"))
+        parts.append(Panel(Text(visible("\n".join(d.references))), title="references", title_align="left"))
     console.print(Group(*parts))

@@ -80,13 +80,5 @@ def line_level(line: str) -> str | None:
     return None
 
 
-_SAFE = {0x09, 0x0A}
-
-
-_VISIBLE = {o: (f"\\x{o:02x}" if o != 0x1B else "\\e")
-            for o in list(range(0x20)) + list(range(0x7F, 0xA0)) if o not in _SAFE}
-
-
-def visible(text: str) -> str:
-    """Control characters (ESC, BEL, CR, C1, DEL) made visible, so log text can never drive a terminal."""
-    return text.translate(_VISIBLE)
+# One terminal escaper for the project; it lives with the other output escapers (findings/render.py).
+from findings.render import visible  # noqa: E402,F401
