@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
+.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-render corpus corpus-check sysdeps venv dev clean signatures-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ bench-env: $(VENV)/.dev
 
 bench-tui: $(VENV)/.dev
 	$(PY) -m bench.tui_speed
+
+bench-render: $(VENV)/.base
+	$(PY) -m bench.render_speed
 
 corpus: $(VENV)/.dev
 	$(PIP) install -e '.[corpus]'

@@ -16,7 +16,8 @@ _VISIBLE = {o: (f"\\x{o:02x}" if o != 0x1B else "\\e")
 
 def visible(text: str) -> str:
     """Control characters (ESC, BEL, CR, C1, DEL) made visible, so log text can never drive a terminal."""
-    return str(text).translate(_VISIBLE)
+    text = str(text)
+    return text if text.isprintable() else text.translate(_VISIBLE)      # isprintable: one C pass
 
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+-.!|~"})

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import collections
-import errno
 import gzip
 import io
 import os
@@ -23,7 +22,7 @@ import stat
 import zlib
 from dataclasses import dataclass, field
 
-from signatures import cache
+from signatures import cache, reading
 from signatures.facts import normalise as normalise_fact
 from signatures.literals import BOUNDARY, required_literals, weak_literals
 from signatures.literals import text as literal_text
@@ -225,26 +224,7 @@ class Matcher:
     def open(path) -> io.BufferedIOBase:
         if str(path) == "-":
             return os.fdopen(os.dup(0), "rb")
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then says what was opened.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISFIFO(mode):       # a pipe named as an argument (<(cmd)): read like stdin
-                os.set_blocking(fd, True)
-                return os.fdopen(fd, "rb")
-            if not stat.S_ISREG(mode):
-                raise IsADirectoryError(errno.EISDIR, "a directory, not a log file") if stat.S_ISDIR(mode) \
-                    else OSError(errno.EINVAL, "not a regular file (a device or socket): not a log file")
-            os.set_blocking(fd, True)
-        except BaseException:
-            os.close(fd)
-            raise
-        f = os.fdopen(fd, "rb", buffering=0)    # raw reads: no second copy through a buffer
-        if f.read(2) == b"\x1f\x8b":
-            f.seek(0)
-            return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
-        f.seek(0)
-        return f
+        return reading.open_log(path)    # plain, gzip, UTF-16; never blocks, refuses devices
 
     @staticmethod
     def chunks(f):
@@ -313,6 +293,9 @@ class Matcher:
             with self.open(path) as f:
                 regular = str(path) != "-" and isinstance(f, io.FileIO)
                 self.scan_stream(f, result, path if regular else None)
+                if getattr(f, "truncated", False) and result.error is None:
+                    result.error = (f"truncated gzip: the file ends inside compressed data; classified the "
+                                    f"{result.bytes} bytes it held")
         except (EOFError, gzip.BadGzipFile, OSError, zlib.error) as e:
             what = "truncated or corrupt gzip" if isinstance(e, (EOFError, gzip.BadGzipFile, zlib.error)) \
                 else type(e).__name__
@@ -439,7 +422,7 @@ class Matcher:
             return None
         finally:
             os.close(fd)
-        return None if data[:2] == b"\x1f\x8b" else data
+        return None if reading.needs_decoding(data[:4]) else data
 
     def _scan_group(self, group: list[tuple[int, bytes]], results: list) -> None:
         parts, starts, pos = [], [], 0
