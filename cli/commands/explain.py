@@ -31,7 +31,7 @@ def run(args) -> int:
             f.write(sys.stdin.buffer.read())
         path = tmp
     elif not Path(path).exists():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: no such file or directory")
     try:
         d = diagnose_file(path, read_snapshot(args.env))
         if tmp:
