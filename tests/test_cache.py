@@ -163,3 +163,13 @@ def test_pruning_keeps_the_most_recently_used(fresh):
     assert cache.prune(d, max_files=3) == 7
     assert sorted(p.name for p in d.iterdir()) == ["e7.json", "e8.json", "e9.json", "key"]
     assert cache.prune(d, max_files=10, max_bytes=15) == 2
+
+
+def test_the_loader_no_longer_imports_the_matcher():
+    # the on-disk cache was in matcher.py, so loader.py and matcher.py imported each other (issue #20)
+    import ast
+
+    tree = ast.parse((ROOT / "signatures" / "loader.py").read_text())
+    mods = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
+        {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "signatures.matcher" not in mods

@@ -69,11 +69,12 @@ def _regexes(value, name: str, depth: int = 0):
 
 
 def _fallback_words():
+    # the wording fallback builds its table lazily; whatever shape the table has, its re2 regexes are found
     from signatures import fallback
 
-    for family, _origin, _fix, regexes in fallback._load():
-        for i, rx in enumerate(regexes):
-            yield f"signatures.fallback[{family}][{i}]", rx
+    load = getattr(fallback, "_load", None)
+    if load is not None:
+        yield from _regexes(load(), "signatures.fallback._load()")
 
 
 def _generic_hints():
