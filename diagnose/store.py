@@ -430,6 +430,15 @@ class IngestReport:
     problems: dict = None       # path -> why it could not be read (inputs.collect)
 
 
+def _is_fifo(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None = None,
            snapshot: dict | None = None) -> IngestReport:
     """Add new or changed tasks under `paths` to the session; skip the rest. Each task is committed
@@ -443,6 +452,10 @@ def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None =
     for task in found:
         if task == "-":
             report.missing.append("-")     # stdin has no identity to resume from
+            continue
+        if _is_fifo(task):                 # nor has a pipe; and hashing it would block or consume it
+            report.missing.append(task)
+            report.problems[task] = "a FIFO cannot be part of a session: save what it gives to a file first"
             continue
         path = os.path.abspath(task)
         log, files = task_files(path)

@@ -117,3 +117,17 @@ def test_the_missing_file_message_is_one(tmp_path):
     many = diagnose_files([str(missing)])[0]
     _, rows = inputs.collect([missing])
     assert one.error == many.error == rows[0].error == "no such file or directory"
+
+
+def test_a_fifo_is_not_hashed_into_a_triage_session(tmp_path):
+    from diagnose.store import Store, ingest
+
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "a.log").write_text(OOM)
+    writer = os.open(fifo, os.O_RDWR)        # a writer that never writes: hashing it would block for ever
+    try:
+        report = ingest(Store(str(tmp_path / "s.db"), create=True), [fifo, tmp_path / "a.log"], jobs=1, progress=False)
+    finally:
+        os.close(writer)
+    assert report.added == 1 and report.missing == [str(fifo)] and "FIFO" in report.problems[str(fifo)]
