@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -137,6 +138,7 @@ def code_digest() -> bytes:
     return _CODE[0]
 
 
+@functools.lru_cache(maxsize=None)
 def _cpu() -> bytes:
     """The CPU a hyperscan database was compiled for: architecture and feature flags."""
     flags = ""
@@ -151,6 +153,7 @@ def _cpu() -> bytes:
     return f"{platform.machine()}|{flags}".encode()
 
 
+@functools.lru_cache(maxsize=None)
 def _engines() -> bytes:
     out = []
     for name in ("hyperscan", "re2"):
