@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
-from diagnose.engine import bundle_log, diagnose_file, diagnose_files
-from diagnose.model import Diagnosis
-
+from diagnose.engine import diagnose_file, diagnose_files
 # Inputs (files, FIFOs, bundles, and a row for each one that cannot be read) are collected in one place.
-from diagnose.inputs import SKIP_DIRS, SKIP_NAMES, collect  # noqa: E402,F401  (re-exported)
+from diagnose.inputs import SKIP_DIRS, SKIP_NAMES, collect  # noqa: F401  (re-exported)
+from diagnose.model import Diagnosis
 
 
 def _size(path: str) -> int:
