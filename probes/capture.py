@@ -240,9 +240,10 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
             except KeyboardInterrupt:       # a signal handler of the caller's (not ours) raised
                 stop.append(signal.SIGINT)
         loop_done = True
+    except BaseException:
+        _restore_handlers(old_handlers)
+        raise
     finally:
-        for s, h in old_handlers.items():
-            signal.signal(s, h)
         if status is None:
             if timed_out or interrupted or not loop_done:
                 interrupted = interrupted or not loop_done
@@ -290,7 +291,17 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
             cap["artefacts"]["env"] = "env.json"
     write_json(cap_path, cap)
     watchdog.done()
+    # Our handlers stay until the bundle is whole: a second SIGTERM during the clean-up above must not
+    # kill diagnose between the last read and the last write. (An exception on the way out still
+    # restores them: see _restore_handlers.)
+    _restore_handlers(old_handlers)
     return cap
+
+
+def _restore_handlers(old: dict) -> None:
+    for s, h in old.items():
+        signal.signal(s, h)
+    old.clear()
 
 
 class _Supervisor:
