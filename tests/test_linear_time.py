@@ -132,7 +132,6 @@ def test_the_patterns_are_found():
                      "diagnose.clusters.MASKS[0][0]", "diagnose.guidance._P['cuda']",
                      "probes.capture._COMPILER_WORDS", "signatures.facts._SIZE"):
         assert expected in names, sorted(names)
-    assert len(PATTERNS) > 60
 
 
 @pytest.mark.parametrize("bait", sorted(BAITS))
