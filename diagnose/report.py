@@ -7,7 +7,8 @@ import json
 import sys
 
 from diagnose.model import Diagnosis
-from findings.render import csv_cell, md_code, md_escape, visible
+from findings.render import csv_cell, visible
+from signatures.normalise import strip_prefix
 
 CSV_FIELDS = ("path", "family", "origin", "signature", "confidence", "title", "root_line", "root_text",
               "facts", "fix", "next_step", "error")
@@ -33,6 +34,14 @@ def write_csv(results: list[Diagnosis], out=sys.stdout) -> None:
             json.dumps(d.facts, default=str), d.fix, d.next_step, d.error or "")])
 
 
+def _md(text: str) -> str:
+    """Untrusted text in a Markdown cell: control characters visible, then backticks, pipes and HTML
+    escaped (findings.render.md_escape, the one escaper)."""
+    from findings.render import md_escape
+
+    return md_escape(visible(text))
+
+
 def summary(results: list[Diagnosis]) -> tuple[collections.Counter, collections.Counter]:
     return (collections.Counter(d.family for d in results),
             collections.Counter(d.origin or "-" for d in results))
@@ -45,9 +54,9 @@ def write_markdown(results: list[Diagnosis], out=sys.stdout) -> None:
     out.write("\n| origin | logs |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in org.most_common()))
     out.write("\n| path | family | origin | signature | conf. | root line | fix |\n|---|---|---|---|---:|---|---|\n")
     for d in results:
-        root = f"{d.root.line}: {md_code(d.root.text[:160])}" if d.root else md_escape(d.error or "")
-        out.write(f"| {md_escape(d.path)} | {d.family} | {d.origin or ''} | {md_escape(d.signature or '')} | "
-                  f"{d.confidence:.2f} | {root} | {md_escape(d.fix)} |\n")
+        root = f"{d.root.line}: {_md(d.root.text.strip()[:160])}" if d.root else _md(d.error or "")
+        out.write(f"| {_md(d.path)} | {d.family} | {d.origin or ''} | {_md(d.signature or '')} | "
+                  f"{d.confidence:.2f} | {root} | {_md(d.fix)} |\n")
 
 
 def _text(s: str, style: str = ""):
@@ -56,32 +65,98 @@ def _text(s: str, style: str = ""):
     return Text(visible(s), style=style)
 
 
-FAMILY_STYLE = {"none": "green", "unknown": "yellow"}
+FAMILY_STYLE = {"none": "green", "unknown": "bold yellow"}
+LOW_CONFIDENCE = 0.6
+
+
+def family_label(d: Diagnosis) -> tuple[str, str]:
+    """The family as the table shows it, and its style: a miss must not look like a true negative.
+
+    `unknown?` a failure nothing explains; `~oom?` a guess from the wording (no signature); `oom?`
+    a signature diagnosis with confidence under 0.6."""
+    sig = d.signature or ""
+    if d.family == "unknown":
+        return "unknown?", "bold yellow"
+    if sig.startswith("fallback."):
+        return f"~{d.family}?", "yellow"
+    if d.family != "none" and d.confidence < LOW_CONFIDENCE:
+        return f"{d.family}?", "yellow"
+    return d.family, FAMILY_STYLE.get(d.family, "bold red")
+
+
+def shorten_left(text: str, width: int) -> str:
+    """'runs/2024/task-0042/output.log' -> '…task-0042/output.log': the end tells tasks apart."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[-width:]
+    return "…" + text[-(width - 1):]
+
+
+def _sig_or_title(d: Diagnosis) -> str:
+    sig = d.signature or ""
+    if sig.startswith(d.family + "."):
+        sig = sig[len(d.family) + 1:]          # the family is in its own column
+    if sig.startswith("fallback."):
+        return "guessed from the wording; no signature"
+    if d.family == "unknown":
+        return d.title or "a failure no signature explains"
+    return sig or d.title
 
 
 def write_table(results: list[Diagnosis], console=None) -> None:
-    """One row per log, then the counts. The rows are laid out here, not by a rich Table: rich
-    measured and wrapped every cell (20,000 rows took 16 s, 35x the JSON lines); the look is the same
-    box, with column widths from the data and the terminal's width, and colour only on a terminal."""
+    """Two lines a log: path (shortened from the left), family (marked when unsure), confidence,
+    signature (origin too on wide terminals); then the root line with the whole width."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     import os
 
     console = console or Console()
+    width = max(60, console.width or 80)
     paths = [d.path for d in results if d.path != "-"]
     # the common directory of all = that of the first and last in sort order (one pass, not n)
     base = os.path.commonpath([min(paths), max(paths)]) if len(paths) > 1 and \
         len({os.path.isabs(p) for p in (min(paths), max(paths))}) == 1 else ""
     if base and any(p == base for p in paths):
         base = os.path.dirname(base)
-    cut = len(base.rstrip(os.sep)) + 1 if base else 0
-    rows = []
-    for d in results:
-        root = f"{d.root.line}: {d.root.text.strip()}" if d.root else (f"error: {d.error}" if d.error else "")
-        shown = d.path[cut:] if cut and d.path != "-" else d.path
-        rows.append((visible(shown), visible(d.family), visible(d.origin or ""), f"{d.confidence:.2f}", visible(root)))
-    _write_rows(console, rows, title=visible(f"in {base}/") if base else "")
+    cut = len(base.rstrip(os.sep)) + 1 if base else 0        # relpath for paths under base, without its cost
+    shown = [d.path[cut:] if cut and d.path != "-" and d.path.startswith(base) else
+             (os.path.relpath(d.path, base) if base and d.path != "-" else d.path) for d in results]
+    labels = [family_label(d) for d in results]
+    fam_w = max([len(label) for label, _ in labels] + [6])
+    wide = width >= 110
+    org_w = max([len(d.origin or "-") for d in results] + [6]) if wide else 0
+    path_w = min(max([len(p) for p in shown] + [4]), max(16, (width - fam_w - org_w - 8) // 2))
+    if base:
+        console.print(Text(f"in {base}/", style="bold"))
+    head = Text(f"{'path':<{path_w}} {'family':<{fam_w}} conf " + (f"{'origin':<{org_w}} " if wide else "")
+                + "signature / title", style="bold")
+    console.print(head, no_wrap=True, overflow="ellipsis")
+    rest = width - path_w - fam_w - org_w - (8 if wide else 7)
+    # The rows are written as text, not one console.print each: rich took 16 s for 20,000 rows (35x
+    # the JSON lines). Same layout, same cropping ("…" at the terminal's width), colour only on a terminal.
+    paint = _painter(console)
+    crop = _cropper(width)
+    out = []
+    for d, p, (label, style) in zip(results, shown, labels):
+        conf = f"{d.confidence:.2f}"
+        cells = [(f"{visible(shorten_left(p, path_w)):<{path_w}} ", ""), (f"{label:<{fam_w}} ", style),
+                 (f"{conf:>4} ", "yellow" if d.family not in ("none",) and d.confidence < LOW_CONFIDENCE else "")]
+        if wide:
+            cells.append((f"{d.origin or '-':<{org_w}} ", "dim"))
+        cells.append((visible(_sig_or_title(d))[:max(rest, 8)], "cyan"))
+        out.append(paint(crop(cells)))
+        root = f"{d.root.line}: {strip_prefix(d.root.text).strip()}" if d.root else (f"error: {d.error}" if d.error else "")
+        if root:
+            line = visible(root)
+            line = line if len(line) <= width - 4 else line[:width - 5] + "…"
+            out.append(paint(crop([("    " + line, "dim")])))
+        if len(out) >= 4096:
+            console.file.write("".join(out))
+            out = []
+    console.file.write("".join(out))
     fam, org = summary(results)
     s = Table(title=f"{len(results)} logs", show_header=True, header_style="bold")
     s.add_column("family")
@@ -94,68 +169,68 @@ def write_table(results: list[Diagnosis], console=None) -> None:
         o = orgs[i] if i < len(orgs) else ("", "")
         s.add_row(f[0], str(f[1]), o[0], str(o[1]))
     console.print(s)
+    unsure = sum(1 for label, _ in labels if label.endswith("?"))
+    if unsure:
+        console.print(Text(f"{unsure} marked ?: unknown, a wording guess, or confidence under {LOW_CONFIDENCE}: "
+                           "read their root lines", style="yellow"))
 
 
-_HEADERS = ("path", "family", "origin", "conf", "root line")
+def _cropper(width: int):
+    """cells [(text, style)] cut to `width` terminal cells with a final "…", as rich's
+    overflow="ellipsis" crops a line."""
+    from rich.cells import cell_len, set_cell_size
+
+    def crop(cells):
+        whole = "".join(t for t, _ in cells)
+        if len(whole) <= width and whole.isascii() and "\t" not in whole:     # the usual line: as it is
+            return cells
+        if "\t" in whole:          # tabs to 8-column stops of the whole line, as rich does
+            expanded, col = [], 0
+            for t, st in cells:
+                t = (" " * col + t).expandtabs(8)[col:] if "\t" in t else t
+                expanded.append((t, st))
+                col += len(t) if t.isascii() else cell_len(t)
+            cells = expanded
+        total = sum(len(t) if t.isascii() else cell_len(t) for t, _ in cells)
+        if total <= width:
+            return cells
+        out, room = [], width - 1
+        for t, st in cells:
+            n = len(t) if t.isascii() else cell_len(t)
+            if n <= room:
+                out.append((t, st))
+                room -= n
+                continue
+            if room > 0:
+                out.append((t[:room] if t.isascii() else set_cell_size(t, room), st))
+            out.append(("…", st))
+            return out
+        return out
+    return crop
 
 
-def _write_rows(console, rows: list[tuple[str, ...]], title: str) -> None:
-    from rich.cells import cell_len, chop_cells, set_cell_size
+def _painter(console):
+    """cells -> one line of text, with each style's escape codes when the console is a colour terminal."""
     from rich.style import Style
 
     color = console.color_system if console.is_terminal and not console.no_color else None
-    painted: dict[tuple[str, str], str] = {}
+    codes: dict[str, tuple[str, str]] = {}
 
-    def paint(text: str, style: str) -> str:
-        if not (color and style):
-            return text
-        key = (text, style)
-        if key not in painted:
-            painted[key] = Style.parse(style).render(text, color_system=color)
-        return painted[key]
-
-    def width(t: str) -> int:             # ASCII (nearly every path and log line) needs no cell table
-        return len(t) if t.isascii() else cell_len(t)
-
-    def pad(t: str, w: int) -> str:
-        return (t + " " * (w - len(t)) if len(t) <= w else t[:w]) if t.isascii() else set_cell_size(t, w)
-
-    def fit(t: str, w: int) -> str:
-        return t if width(t) <= w else pad(t, w - 1) + "…"
-
-    longest = [max([len(h)] + [width(r[i]) for r in rows]) for i, h in enumerate(_HEADERS)]
-    total = max(console.width, 60)
-    fam_w, org_w, conf_w = min(longest[1], 24), min(longest[2], 20), 4
-    while total - (fam_w + org_w + conf_w) - 16 < 36 and (fam_w > 10 or org_w > 10):
-        fam_w, org_w = max(10, fam_w - 2), max(10, org_w - 2)       # a narrow terminal: cut the labels first
-    rest = max(20, total - (fam_w + org_w + conf_w) - 16)          # 16: six bars and the padding
-    path_w = min(longest[0], max(12, rest * 2 // 5))
-    root_w = max(8, min(longest[4], rest - path_w))
-    widths = (path_w, fam_w, org_w, conf_w, root_w)
-
-    def rule(left, fill, mid, right) -> str:
-        return left + mid.join(fill * (w + 2) for w in widths) + right + "\n"
-
-    out = []
-    if title:
-        out.append(fit(title, total) + "\n")
-    out.append(rule("┏", "━", "┳", "┓"))
-    out.append("┃ " + " ┃ ".join(paint(pad(h, w), "bold") for h, w in zip(_HEADERS, widths)) + " ┃\n")
-    out.append(rule("┡", "━", "╇", "┩"))
-    blank = [" " * w for w in widths[1:]]
-    write = console.file.write
-    for path, family, origin, conf, root in rows:
-        pieces = [path] if width(path) <= path_w else chop_cells(path, path_w)     # the path folds
-        out.append(f"│ {pad(pieces[0], path_w)} │ {paint(pad(fit(family, fam_w), fam_w), FAMILY_STYLE.get(family, 'bold red'))}"
-                   f" │ {pad(fit(origin, org_w), org_w)} │ {conf.rjust(conf_w)} │ {pad(fit(root, root_w), root_w)} │\n")
-        for p in pieces[1:]:
-            out.append(f"│ {pad(p, path_w)} │ " + " │ ".join(blank) + " │\n")
-        if len(out) > 4096:
-            write("".join(out))
-            out = []
-    out.append(rule("└", "─", "┴", "┘"))
-    write("".join(out))
-    console.file.flush()
+    def paint(cells) -> str:
+        if color is None:
+            return "".join(t for t, _ in cells) + "\n"
+        parts = []
+        for t, st in cells:
+            if st and t:
+                if st not in codes:
+                    on, _, off = Style.parse(st).render("\0", color_system=color).partition("\0")
+                    codes[st] = (on, off)
+                on, off = codes[st]
+                parts.append(on + t + off)
+            else:
+                parts.append(t)
+        return "".join(parts) + "\n"
+    return paint
 
 
 def _context_lines(path: str, wanted: set[int], around: int = 2) -> dict[int, str]:
@@ -186,60 +261,89 @@ def _context_lines(path: str, wanted: set[int], around: int = 2) -> dict[int, st
 
 
 def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> None:
+    """One diagnosis in full, readable at 80 columns: header, evidence in context (wrapped under its
+    line number), the cascade (one link a line, its text below), facts, reasoning, fix, next step."""
     from rich.console import Console, Group
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
 
+    from signatures.facts import render
+
     console = console or Console()
+    width = max(60, console.width or 80)
+    label, style = family_label(d)
     head = Text()
-    head.append(f"{d.family}", style=FAMILY_STYLE.get(d.family, "bold red"))
-    head.append(f"  origin: {d.origin or '-'}  signature: {d.signature or '-'}  confidence: {d.confidence:.2f}\n")
+    head.append(label, style=style)
+    head.append(f"  origin: {d.origin or '-'}  confidence: {d.confidence:.2f}\n")
+    head.append(f"signature: {visible(d.signature or '-')}")
+    if d.ecosystems:
+        head.append(f"  log: {', '.join(d.ecosystems)}", style="dim")
+    head.append("\n")
     head.append(visible(d.title), style="bold")
     if d.error:
         head.append(f"\ninput: {visible(d.error)}", style="yellow")
-    console.print(Panel(head, title=Text(visible(d.path)), title_align="left"))
+    console.print(Panel(head, title=Text(visible(shorten_left(d.path, width - 8))), title_align="left"))
 
     evidence = {e.line for e in d.evidence} | ({d.root.line} if d.root else set())
     ctx = _context_lines(log_path or d.path, set(sorted(evidence)[:30]))
     if ctx:
-        body = Text()
+        body = Table(show_header=False, box=None, padding=0, expand=True)
+        body.add_column(no_wrap=True)
+        body.add_column(overflow="fold", ratio=1)
         prev = None
         for n in sorted(ctx):
             if prev is not None and n != prev + 1:
-                body.append("   ⋮\n", style="dim")
+                body.add_row(Text("      ⋮ ", style="dim"), Text(""))
             prev = n
             is_root = d.root is not None and n == d.root.line
             style = "bold red" if is_root else ("yellow" if n in evidence else "dim")
-            body.append(f"{'▶' if is_root else ' '}{n:>7} │ ", style="dim" if not is_root else "bold red")
-            body.append(visible(ctx[n]) + "\n", style=style)
+            body.add_row(Text(f"{'▶' if is_root else ' '}{n:>6} │ ", style="bold red" if is_root else "dim"),
+                         Text(visible(ctx[n]), style=style))
         console.print(Panel(body, title="evidence (▶ root)", title_align="left"))
 
     if d.chain:
-        t = Table(title="cascade (root → symptoms)", title_justify="left", show_header=True, header_style="bold",
-                  expand=True)
-        for c in ("line", "role", "family", "signature"):
-            t.add_column(c, no_wrap=True)
-        t.add_column("text", overflow="ellipsis", no_wrap=True, ratio=1, min_width=20)
+        t = Text()
         for link in d.chain[:20]:
-            t.add_row(str(link.line), link.role, link.family, link.signature, Text(visible(link.text.strip())))
-        console.print(t)
+            mark = "▶" if link.role == "root" else " "
+            t.append(f"{mark}{link.line:>6}  ", style="bold red" if link.role == "root" else "dim")
+            t.append(f"{link.role:<9} ", style="bold" if link.role == "root" else "")
+            if not link.signature.startswith(link.family + "."):
+                t.append(f"{link.family}  ")
+            t.append(visible(link.signature) + "\n", style="cyan")
+            text = visible(link.text.strip())
+            room = width - 14
+            t.append("         " + (text if len(text) <= room else text[:room - 1] + "…") + "\n", style="dim")
+        t.rstrip()
+        console.print(Panel(t, title="cascade (root → symptoms)", title_align="left"))
 
     parts = []
     if d.facts:
         ft = Table(show_header=False, box=None, padding=(0, 1))
-        from signatures.facts import render
-
+        ft.add_column(style="cyan", no_wrap=True)
+        ft.add_column(overflow="fold")
         for k, v in d.facts.items():
             ft.add_row(Text(k, style="cyan"), Text(visible(render(k, v))))
         parts.append(Panel(ft, title="facts", title_align="left"))
-    for label, text in (("why", d.explanation), ("fix", d.fix), ("next step", d.next_step)):
+    if d.reasoning:
+        parts.append(Panel(Text("\n".join("• " + visible(r) for r in d.reasoning)), title="reasoning",
+                           title_align="left"))
+    for label_, text in (("why", d.explanation), ("fix", d.fix), ("next step", d.next_step)):
         if text:
-            parts.append(Panel(Text(visible(text)), title=label, title_align="left"))
+            parts.append(Panel(Text(visible(text)), title=label_, title_align="left"))
     if d.env:
         parts.append(Panel(Text("\n".join(visible(e) for e in d.env)), title="environment", title_align="left"))
     if d.notes:
         parts.append(Panel(Text("\n".join(visible(e) for e in d.notes)), title="notes", title_align="left"))
     if d.references:
         parts.append(Panel(Text(visible("\n".join(d.references))), title="references", title_align="left"))
+    if d.findings:
+        from findings.render import text_block
+
+        shown = d.findings[:8]
+        body = "\n\n".join(visible(text_block(f, max(console.width - 4, 40))) for f in shown)
+        more = len(d.findings) - len(shown)
+        if more:
+            body += f"\n\n... {more} more (--json lists them all)"
+        parts.append(Panel(Text(body), title=f"findings ({len(d.findings)})", title_align="left"))
     console.print(Group(*parts))

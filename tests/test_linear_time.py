@@ -84,8 +84,15 @@ def _generic_hints():
         yield f"signatures.matcher.HINTS[{i}:{kind}]", re2.compile(p.encode())
 
 
+def _guidance_questions():
+    from diagnose import guidance
+
+    for spec in guidance.specs():
+        yield f"diagnose.guidance[{spec.key}]", spec.pattern
+
+
 # Patterns not held at module level: add a function yielding (name, regex) here.
-EXTRA = [_fallback_words, _generic_hints]
+EXTRA = [_fallback_words, _generic_hints, _guidance_questions]
 
 
 def text_patterns() -> dict[str, object]:
@@ -129,7 +136,7 @@ def growth_problem(fn, make, n: int) -> str | None:
 def test_the_patterns_are_found():
     names = set(PATTERNS)
     for expected in ("signatures.normalise._LEVEL", "signatures.normalise._PREFIX", "signatures.normalise._ANSI",
-                     "diagnose.clusters.MASKS[0][0]", "diagnose.guidance._P['cuda']",
+                     "diagnose.clusters.MASKS[0][0]", "diagnose.guidance[cuda]",
                      "probes.capture._COMPILER_WORDS", "signatures.facts._SIZE"):
         assert expected in names, sorted(names)
 

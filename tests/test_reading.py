@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -81,7 +82,7 @@ def test_utf16_logs_are_read_not_called_binary(m, tmp_path, codec):
 def test_one_gzip_test_for_the_whole_project(tmp_path):
     # the magic bytes are checked in one place; the TUI's log view decides as the matcher does
     hits = [str(p.relative_to(ROOT)) for pkg in ("signatures", "diagnose", "probes", "tui", "cli", "findings")
-            for p in (ROOT / pkg).rglob("*.py") if "\\x1f\\x8b" in p.read_text() or 'endswith(".gz")' in p.read_text()]
+            for p in (ROOT / pkg).rglob("*.py") if "\\x1f\\x8b" in p.read_text() or '.endswith(".gz")' in p.read_text()]
     assert hits == ["signatures/reading.py"]
     from tui.log_source import LogSource
 
@@ -136,8 +137,72 @@ def test_the_table_fits_80_columns_and_keeps_every_row(tmp_path):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert max(len(x) for x in lines) <= 80
-    body = lines[lines.index(next(x for x in lines if x.startswith("┡"))) + 1:
-                 lines.index(next(x for x in lines if x.startswith("└")))]
-    assert sum("oom" in x for x in body) == 5 and sum("none" in x for x in body) == 1
+    rows = [x.split() for x in lines if not x.startswith(("│", "┃", "┏", "┡", "└")) and len(x.split()) > 2
+            and x.split()[1] in ("oom", "none")]
+    assert sum(r[1] == "oom" for r in rows) == 5 and sum(r[1] == "none" for r in rows) == 1
     assert "6 logs" in p.stdout
-    assert any(f"{i + 1}: RuntimeError" in x for x in body for i in range(5))
+    assert all(any(x.strip().startswith(f"{i + 1}: RuntimeError") for x in lines) for i in range(5))
+
+
+def test_the_fast_table_is_what_rich_would_print(tmp_path):
+    # the rows are written as text for speed: byte for byte what rich printed one row at a time
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from diagnose import report
+    from diagnose.model import Diagnosis, Line
+
+    res = [Diagnosis(path=f"/r/x{i}/{'é' * (i % 3)}t\tab-{i}.log", family=f, confidence=c, signature=sig,
+                     root=Line(3, "  [rank0]: RuntimeError:\tCUDA error " + "y" * (i * 7)) if f != "none" else None)
+           for i, (f, c, sig) in enumerate([("oom", 0.85, "oom.cuda"), ("none", 0.9, None), ("unknown", 0.5, None),
+                                            ("oom", 0.3, "fallback.oom"), ("compile-error", 0.55, "compile-error.x")])]
+    for width in (60, 80, 132):
+        for colour in (False, True):
+            def console():
+                return Console(file=io.StringIO(), width=width, force_terminal=colour, color_system="256" if colour else None)
+            fast, slow = console(), console()
+            report.write_table(res, fast)
+            # the same rows through rich, one print each (as write_table did before)
+            rows = fast.file.getvalue()
+            ref = _rich_rows(report, res, slow, Text)
+            if not colour:
+                assert rows.startswith(ref), width            # byte for byte
+            else:                                             # the same text and styles; rich may split a
+                strip = re.compile(r"\x1b\[[0-9;]*m").sub     # styled run in two at a tab stop
+                assert strip("", rows).startswith(strip("", ref)), width
+                assert "\x1b[36m" in rows and "\x1b[1;31m" in rows
+
+
+def _rich_rows(report, results, console, Text):
+    import os
+
+    width = max(60, console.width or 80)
+    paths = [d.path for d in results if d.path != "-"]
+    base = os.path.commonpath(paths) if len(paths) > 1 else ""
+    shown = [os.path.relpath(d.path, base) if base else d.path for d in results]
+    fam_w = max([len(report.family_label(d)[0]) for d in results] + [6])
+    wide = width >= 110
+    org_w = max([len(d.origin or "-") for d in results] + [6]) if wide else 0
+    path_w = min(max([len(p) for p in shown] + [4]), max(16, (width - fam_w - org_w - 8) // 2))
+    rest = width - path_w - fam_w - org_w - (8 if wide else 7)
+    if base:
+        console.print(Text(f"in {base}/", style="bold"))
+    console.print(Text(f"{'path':<{path_w}} {'family':<{fam_w}} conf " + (f"{'origin':<{org_w}} " if wide else "")
+                       + "signature / title", style="bold"), no_wrap=True, overflow="ellipsis")
+    for d, p in zip(results, shown):
+        label, style = report.family_label(d)
+        row = Text()
+        row.append(f"{report.visible(report.shorten_left(p, path_w)):<{path_w}} ")
+        row.append(f"{label:<{fam_w}} ", style=style)
+        row.append(f"{d.confidence:.2f} ", style="yellow" if d.family != "none" and d.confidence < report.LOW_CONFIDENCE else "")
+        if wide:
+            row.append(f"{d.origin or '-':<{org_w}} ", style="dim")
+        row.append(report.visible(report._sig_or_title(d))[:max(rest, 8)], style="cyan")
+        console.print(row, no_wrap=True, overflow="ellipsis", crop=True)
+        if d.root:
+            line = report.visible(f"{d.root.line}: {report.strip_prefix(d.root.text).strip()}")
+            line = line if len(line) <= width - 4 else line[:width - 5] + "…"
+            console.print(Text("    " + line, style="dim"), no_wrap=True, overflow="ellipsis", crop=True)
+    return console.file.getvalue()
