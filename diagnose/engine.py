@@ -301,8 +301,93 @@ def load_snapshot(path) -> dict | None:
 RESCUE_MAX_BYTES = 4 << 20      # an unexplained log up to this size is re-read for wrapped lines
 
 
+class _Context:
+    """What the advice layer reads of the scan: the lines it kept and the innermost traceback frame."""
+    __slots__ = ("lines", "frames")
+
+    def __init__(self, lines, frames):
+        self.lines, self.frames = lines, frames
+
+
 def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
-    return _readings(_decide_scan(scan, path, matcher, reader))
+    return _decide_ctx(scan, path, matcher, reader)[0]
+
+
+def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis, _Context]:
+    """decide() and the readings, then the log's ecosystems and the signature's fix in their terms."""
+    from diagnose import advice
+
+    d = _readings(_decide_scan(scan, path, matcher, reader))
+    root_line = d.root.line if d.root else None
+    lines = _whole_text(scan, d, reader)
+    if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
+        lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
+        lines += [e.text for e in d.evidence] + ([d.root.text] if d.root else [])
+    frames = [t for kind, n, t in scan.hints if kind == "frame" and (root_line is None or n < root_line)]
+    sig = _signature(d.signature, scan, matcher)
+    d.ecosystems = advice.detect(lines, sig.frameworks if sig else ())
+    if sig is not None and d.family == sig.family:
+        _variants(d, sig)
+    return d, _Context(lines, frames[-1:])
+
+
+WHOLE_TEXT_MAX = 256 << 10     # a failing log up to this size is read whole for the advice layer
+
+
+def _whole_text(scan: ScanResult, d: Diagnosis, reader) -> list[str] | None:
+    """Every line of a small failing log (warnings like "Found GPU0 ... of cuda capability 3.5" and
+    the command line name the framework and the device); None for big or clean logs."""
+    from signatures.normalise import normalise_chunk
+
+    if d.family == "none" or scan.error or not scan.bytes or scan.bytes > WHOLE_TEXT_MAX:
+        return None
+    try:
+        data = reader()
+    except (OSError, EOFError, ValueError):
+        return None
+    if not data:
+        return None
+    text = normalise_chunk(data[:WHOLE_TEXT_MAX]).decode("utf-8", "replace")
+    return [line[:400] for line in text.split("\n")]
+
+
+def _signature(sig_id, scan: ScanResult, matcher):
+    if not sig_id:
+        return None
+    for m in scan.matches:
+        if m.signature.id == sig_id:
+            return m.signature
+    return next((s for s in getattr(matcher, "signatures", ()) if s.id == sig_id), None)
+
+
+def _variants(d: Diagnosis, sig) -> None:
+    """A signature's fix/next step written for the log's ecosystem (`fix_for`, `next_step_for`)."""
+    from diagnose.advice import lookup_order
+
+    fixes, nexts = dict(sig.fix_for), dict(sig.next_step_for)
+    order = lookup_order(d.ecosystems)
+    for eco in order:
+        if eco in fixes and _fillable(fixes[eco], d.facts):
+            d.fix = fill(fixes[eco], d.facts)
+            break
+    for eco in order:
+        if eco in nexts and _fillable((nexts[eco],), d.facts):
+            d.next_step = fill((nexts[eco],), d.facts)
+            break
+
+
+def _fillable(templates, facts: dict) -> bool:
+    """Some template's facts are all known (a variant never prints '?' where the default would not)."""
+    return any(all(n in facts for n in re.findall(r"\{(\w+)\}", t)) for t in templates)
+
+
+def _finish(d: Diagnosis, ctx: _Context, snapshot: dict | None) -> Diagnosis:
+    """The snapshot's reading (fusion), then the reasoning rules and the advice in the log's terms."""
+    from diagnose.advice import advise
+    from diagnose.fusion import fuse
+
+    d = fuse(d, snapshot) if snapshot else d
+    return advise(d, snapshot, ctx.frames, ctx.lines)
 
 
 def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
@@ -380,8 +465,6 @@ def _file_reader(path):
 
 def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis:
     """Diagnose one log file, `-` (stdin) or task bundle directory."""
-    from diagnose.fusion import fuse
-
     matcher = matcher or default_matcher()
     p = Path(path)
     log = p
@@ -395,16 +478,14 @@ def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis
         scan = matcher.scan_file(log)
     except OSError as e:
         return Diagnosis(path=str(path), family="unknown", error=f"cannot read: {e.strerror or e}")
-    d = _decide(scan, str(path), matcher, _file_reader(log) if str(path) != "-" else (lambda: None))
+    d, ctx = _decide_ctx(scan, str(path), matcher, _file_reader(log) if str(path) != "-" else (lambda: None))
     if log is not p and (p / "capture.json").exists():
         d = apply_capture(d, load_snapshot(p / "capture.json") or {})
-    return fuse(d, snapshot) if snapshot else d
+    return _finish(d, ctx, snapshot)
 
 
 def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None) -> list[Diagnosis]:
     """diagnose_file for many inputs; plain log files are scanned together (Matcher.scan_many)."""
-    from diagnose.fusion import fuse
-
     matcher = matcher or default_matcher()
     plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
     scans = dict(zip(plain, matcher.scan_many(plain)))
@@ -417,8 +498,8 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
         if scan.error and not scan.bytes and not os.path.exists(p):
             out.append(Diagnosis(path=p, family="unknown", error="cannot read: no such file"))
             continue
-        d = _decide(scan, p, matcher, _file_reader(p))
-        out.append(fuse(d, snapshot) if snapshot else d)
+        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p))
+        out.append(_finish(d, ctx, snapshot))
     return out
 
 
@@ -452,9 +533,7 @@ def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:
 
 
 def diagnose_text(text: str | bytes, path: str = "<text>", snapshot: dict | None = None) -> Diagnosis:
-    from diagnose.fusion import fuse
-
     data = text.encode() if isinstance(text, str) else text
     matcher = default_matcher()
-    d = _decide(matcher.scan_bytes(data), path, matcher, lambda: data)
-    return fuse(d, snapshot) if snapshot else d
+    d, ctx = _decide_ctx(matcher.scan_bytes(data), path, matcher, lambda: data)
+    return _finish(d, ctx, snapshot)

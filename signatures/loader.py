@@ -14,11 +14,11 @@ try:                      # Python 3.11+: the parser lives in re._parser; sre_pa
     from re import _parser as sre_parse
 except ImportError:       # pragma: no cover
     import sre_parse
-from signatures.taxonomy import FAMILIES, NON_FAILURE, ORIGINS, ROLES
+from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLES
 
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
-KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier"}
+KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for"}
 TIERS = ("hard", "support")
 MAX_PATTERN_LEN = 2000
 
@@ -124,6 +124,7 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         for name in re.findall(r"\{(\w+)\}", template):
             if name not in groups:
                 raise SignatureError(f"{_where(path, sig_id)}: fix uses {{{name}}} but no pattern captures it")
+    fix_for, next_step_for = _variants(raw, path, sig_id, groups)
     examples = []
     late_no_match: list[str] = []
     for ex in raw.get("match", []):
@@ -156,7 +157,31 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         examples=tuple(examples),
         counterexamples=no_match,
         in_warnings=bool(raw.get("in_warnings", False)), file=str(path), tier=raw.get("tier", "hard"),
+        fix_for=fix_for, next_step_for=next_step_for,
     )
+
+
+def _variants(raw: dict, path: Path, sig_id: str, groups: set):
+    """`fix_for` / `next_step_for`: per-ecosystem variants (keys from signatures.taxonomy.ECOSYSTEMS)."""
+    out = []
+    for key in ("fix_for", "next_step_for"):
+        table = raw.get(key, {})
+        if not isinstance(table, dict):
+            raise SignatureError(f"{_where(path, sig_id)}: {key!r} must be a table of ecosystem = text")
+        pairs = []
+        for eco, value in table.items():
+            if eco not in ECOSYSTEMS:
+                raise SignatureError(f"{_where(path, sig_id)}: {key} names unknown ecosystem {eco!r}; "
+                                     f"one of {', '.join(ECOSYSTEMS)}")
+            texts = _as_tuple(value, path, sig_id, f"{key}.{eco}")
+            for template in texts:
+                for name in re.findall(r"\{(\w+)\}", template):
+                    if name not in groups:
+                        raise SignatureError(f"{_where(path, sig_id)}: {key}.{eco} uses {{{name}}} but no pattern captures it")
+            texts = tuple(_prose(t) for t in texts)
+            pairs.append((eco, texts if key == "fix_for" else texts[0]))
+        out.append(tuple(pairs))
+    return out[0], out[1]
 
 
 def load_file(path: Path) -> list[Signature]:
