@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc
+.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-lint corpus corpus-check sysdeps venv dev clean signatures-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ bench-env: $(VENV)/.dev
 
 bench-tui: $(VENV)/.dev
 	$(PY) -m bench.tui_speed
+
+bench-lint: $(VENV)/.base
+	$(PY) -m bench.lint_speed --files 1000 --runs 3
 
 corpus: $(VENV)/.dev
 	$(PIP) install -e '.[corpus]'

@@ -82,7 +82,7 @@ def pallas_calls(ctx: PyContext) -> list[Call]:
     if cache is not None:
         return cache
     out = []
-    for n in ast.walk(ctx.tree):
+    for n in py.nodes(ctx.tree):
         if not (isinstance(n, ast.Call) and ctx.name(n.func) == f"{PL}.pallas_call"):
             continue
         scope = ctx.enclosing_function(n)
@@ -130,8 +130,8 @@ def _grid_rank(ctx, call) -> int | None:
 
 
 def _tpu(ctx) -> bool | None:
-    mods = set(ctx.src.aliases.values()) | {n.module for n in ast.walk(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module}
-    names = {a.name for n in ast.walk(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module == PL for a in n.names}
+    mods = set(ctx.src.aliases.values()) | {n.module for n in py.nodes(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module}
+    names = {a.name for n in py.nodes(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module == PL for a in n.names}
     if any(m.startswith(f"{PL}.tpu") for m in mods) or "tpu" in names:
         return True
     if any(m.startswith((f"{PL}.triton", f"{PL}.mosaic_gpu", f"{PL}.gpu")) for m in mods) or \

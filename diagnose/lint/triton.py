@@ -87,7 +87,7 @@ def _reads(ctx, e, names) -> bool:
 
 def _sink_in(ctx, stmt, tainted):
     """The first max/min/argmax/argmin call or division in stmt that reads a tainted name."""
-    for n in sorted((n for n in ast.walk(stmt) if isinstance(n, (ast.Call, ast.BinOp))),
+    for n in sorted((n for n in py.nodes(stmt) if isinstance(n, (ast.Call, ast.BinOp))),
                     key=lambda n: (n.lineno, n.col_offset)):
         if isinstance(n, ast.Call):
             method = isinstance(n.func, ast.Attribute) and n.func.attr in ("max", "min", "argmax", "argmin") \
@@ -105,7 +105,7 @@ def _first_sink(ctx, fn, name, start):
     """Follow the loaded value through the statements after start, in source order (an assignment
     from a clean value kills a name): the first sink that reads it, or None."""
     tainted = {name}
-    stmts = sorted((s for s in ast.walk(fn) if isinstance(s, ast.stmt) and not isinstance(
+    stmts = sorted((s for s in py.nodes(fn) if isinstance(s, ast.stmt) and not isinstance(
         s, (ast.FunctionDef, ast.For, ast.While, ast.If, ast.With))), key=lambda s: (s.lineno, s.col_offset))
     for st in stmts:
         if (st.lineno, st.col_offset) <= (start.lineno, start.col_offset):
@@ -137,7 +137,7 @@ def int32_offset_overflow(ctx):
                 if ptr is None:
                     continue
                 for e in fl.expand(ptr):
-                    for m in ast.walk(e):
+                    for m in py.nodes(e):
                         if not (isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mult)) or id(m) in seen:
                             continue
                         for a, b in ((m.left, m.right), (m.right, m.left)):
@@ -157,7 +157,7 @@ def tf32_dot(ctx):
     names = ctx.host_text_names
     fp32 = any(n in names for n in ("torch.float32", "torch.float", "numpy.float32", "jax.numpy.float32"))
     low = any(n in names for n in ("torch.float16", "torch.half", "torch.bfloat16", "torch.float8_e4m3fn"))
-    compared = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and (ctx.name(n.func) or "") in (
+    compared = [n for n in py.nodes(ctx.tree) if isinstance(n, ast.Call) and (ctx.name(n.func) or "") in (
         "torch.testing.assert_close", "torch.allclose", "numpy.testing.assert_allclose", "numpy.allclose")]
     if not (fp32 and not low and compared):
         return
@@ -320,10 +320,10 @@ def fp16_accumulator(ctx):
             dts = ctx.name(dt) if dt is not None else None
             if dts not in (f"{TL}.float16", f"{TL}.bfloat16"):
                 continue
-            for loop in ast.walk(fn):
+            for loop in py.nodes(fn):
                 if not isinstance(loop, (ast.For, ast.While)):
                     continue
-                for n in ast.walk(loop):
+                for n in py.nodes(loop):
                     acc = (isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
                            and isinstance(n.op, ast.Add)) or (
                         isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
@@ -344,7 +344,7 @@ _EXACT = ("torch.equal", "numpy.array_equal", "numpy.testing.assert_array_equal"
 
 def _exact_compares(ctx):
     out = []
-    for n in ast.walk(ctx.tree):
+    for n in py.nodes(ctx.tree):
         if isinstance(n, ast.Call):
             name = ctx.name(n.func) or ""
             if name in _EXACT:
