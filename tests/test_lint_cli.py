@@ -198,3 +198,19 @@ def test_fuse_is_pure_and_family_aware():
     fused = fuse_lint(da, [f], ["x.cu: cannot read"])
     assert fused.notes[0].startswith("likely root in the source: k.py:3:5 lint.triton.unmasked-load")
     assert fused.notes[-1] == "lint could not read x.cu: cannot read"
+
+
+def test_docs_list_every_rule():
+    doc = (ROOT / "docs" / "lint.md").read_text()
+    missing = [r for r in rules() if f"`{r}`" not in doc]
+    assert not missing, f"docs/lint.md lacks {missing}: regenerate its rule table"
+
+
+def test_ignore_comment_silences_one_rule(capsys, tmp_path):
+    text = (FIX / "clean" / "cuda_saxpy.cu").read_text().replace("if (i < n) y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i];")
+    f = tmp_path / "s.cu"
+    f.write_text(text)
+    assert run(capsys, f)[0] == 1
+    f.write_text(text.replace("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i];  // lint: ignore[lint.cuda.unguarded-global-index]"))
+    rc, out, _ = run(capsys, f)
+    assert rc == 0 and "unguarded-global-index" not in out

@@ -543,3 +543,16 @@ def memcpy_missing_sizeof(ctx: CudaContext):
                              f"sizeof(...) elsewhere in this function: it moves {ctx.text(size)} bytes, not elements",
                           facts={"call": cu.callee(c), "size": ctx.text(size)},
                           fix=f"pass {ctx.text(size)} * sizeof(element) as the byte count")
+
+
+@check("lint.cuda.unparsed-region")
+def unparsed_region(ctx: CudaContext):
+    errs = ctx.src.errors
+    if not errs:
+        return
+    lines = sorted({ctx.src.loc(e)[0] for e in errs})
+    shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+    yield Hit(errs[0], f"tree-sitter could not parse {len(errs)} region{'s' if len(errs) != 1 else ''} of this "
+                       f"file (line{'s' if len(lines) != 1 else ''} {shown}): the rules did not read "
+                       f"{'them' if len(errs) != 1 else 'it'}, so this file's findings may be incomplete",
+              facts={"regions": len(errs), "lines": lines[:20]})
