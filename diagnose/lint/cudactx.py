@@ -219,6 +219,66 @@ class KernelFlow:
         self.block_dep = self._closure(lambda v: mentions(v, "blockIdx"))
         self.global_index = {n for n in self.thread_dep if n in self.block_dep}
         self.shared = self._shared_arrays()
+        self._scoped()
+
+    # A loop variable declared in a for statement (`for (int i = 0; ...)`) is its own variable:
+    # another `i` elsewhere in the kernel (`for (int i = threadIdx.x; ...)`) must not make it
+    # thread-dependent. Keys: a name (function scope) or (name, start byte of its for statement).
+    def _scoped(self):
+        ctx = self.ctx
+        self.for_decls: dict[int, set] = {}
+        for f in cu.walk(self.k.body, ("for_statement",)):
+            init = f.child_by_field_name("initializer")
+            if init is not None and init.type == "declaration":
+                names = {ctx.text(d.child_by_field_name("declarator")) for d in init.children_by_field_name("declarator")
+                         if d.type == "init_declarator"}
+                self.for_decls[f.start_byte] = names
+        kvals: dict[object, list] = {}
+        for d in cu.walk(self.k.body, ("init_declarator",)):
+            nm = d.child_by_field_name("declarator")
+            if nm is not None and nm.type == "identifier":
+                kvals.setdefault(self.key(ctx.text(nm), d), []).append(d.child_by_field_name("value"))
+        for a in cu.walk(self.k.body, ("assignment_expression",)):
+            left = a.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                kvals.setdefault(self.key(ctx.text(left), a), []).append(a.child_by_field_name("right"))
+        self.kvals = kvals
+
+        def closure(base):
+            out = set()
+            for _ in range(10):
+                changed = False
+                for key, vals in kvals.items():
+                    if key in out:
+                        continue
+                    for v in vals:
+                        if v is not None and (base(v) or any(self.key(ctx.text(i), i) in out
+                                                             for i in cu.walk(v, ("identifier",)))):
+                            out.add(key)
+                            changed = True
+                            break
+                if not changed:
+                    break
+            return out
+        self.kthread = closure(lambda v: mentions(v, "threadIdx"))
+        self.kblock = closure(lambda v: mentions(v, "blockIdx"))
+
+    def key(self, name: str, at):
+        """The variable `name` means at node `at`: the innermost for statement declaring it, else the kernel's."""
+        if self.for_decls:
+            for a in cu.ancestors(at):
+                if a.type == "for_statement" and name in self.for_decls.get(a.start_byte, ()):
+                    return (name, a.start_byte)
+        return name
+
+    def thread_dependent(self, node) -> bool:
+        """node reads threadIdx, or a variable (resolved at its place) computed from it."""
+        return mentions(node, "threadIdx") or any(self.key(self.ctx.text(i), i) in self.kthread
+                                                  for i in cu.walk(node, ("identifier",)))
+
+    def is_global_index(self, name: str, at) -> bool:
+        k = self.key(name, at)
+        return k in self.kthread and k in self.kblock
 
     def _closure(self, base) -> set[str]:
         out = set()

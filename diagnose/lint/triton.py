@@ -24,6 +24,10 @@ def _unmasked(ctx: PyContext, short: str):
         return
     for fn in ctx.triton_kernels:
         fl = ctx.flow(fn)
+        masks = [m for s in ("load", "store") for c in _tl_calls(ctx, fn, s) for m in [_mask_arg(c, s)] if m is not None]
+        masked_any = bool(masks) or any(py.keyword(c, "boundary_check") is not None
+                                        for s in ("load", "store") for c in _tl_calls(ctx, fn, s))
+        masked_extents = {e for m in masks for e in fl.arange_extents(m)}
         for call in _tl_calls(ctx, fn, short):
             ptr = py.arg(call, 0, "pointer")
             if ptr is None or _mask_arg(call, short) is not None or py.keyword(call, "boundary_check") is not None:
@@ -37,12 +41,51 @@ def _unmasked(ctx: PyContext, short: str):
             ext = fl.arange_extents(ptr)
             block = " x ".join(ext) or "the block"
             verb = "reads" if short == "load" else "writes"
+            # a kernel that masks nothing and takes its sizes as constexprs is written for exact tiles
+            # (block-sparse kernels over power-of-2 blocks): the invariant is not visible here, so a warning
+            sizes = sorted(fl.constexprs - set(ext) - {n for n in fl.constexprs if n.isupper() and "BLOCK" in n})
+            exact = not masked_any
+            # the overhang is certain when the tile steps along its own dim (pid * B + tl.arange(0, B),
+            # or a loop over range(.., .., B)), or when the kernel masks other accesses of the same
+            # extent; a tile of whole blocks picked by strides (a block-sparse block) may be exact
+            evident = _steps_own_dim(ctx, fl, ptr, ext) or bool(set(ext) & masked_extents)
+            if exact:
+                note = (f" (nothing in {fn.name} is masked" + (f" and its sizes {', '.join(sizes[:4])} are constexpr"
+                                                             if sizes else "") + ": exact tiling may be intended)")
+            elif not evident:
+                note = (f" (the kernel masks no other access of extent {block} and the tile does not step along "
+                        "its own dim: it may be an exact block)")
+            else:
+                note = ""
             yield Hit(call, f"tl.{short}({ctx.src.segment(ptr)}) in {fn.name} {verb} a whole tile with no "
-                            f"mask: the last tile {verb} past the end unless the size is a multiple of {block}",
-                      facts={"kernel": fn.name, "pointer": ctx.src.segment(ptr), "block": ext},
+                            f"mask: the last tile {verb} past the end unless the size is a multiple of {block}"
+                            + note, severity="warning" if note else None,
+                      facts={"kernel": fn.name, "pointer": ctx.src.segment(ptr), "block": ext,
+                             "kernel_masks_nothing": not masked_any},
                       fix=f"pass mask= (offsets < size) to tl.{short}"
                           + (", and other= for the masked lanes" if short == "load" else "")
                           + "; or assert size % BLOCK == 0 in the launcher if that is guaranteed")
+
+
+def _steps_own_dim(ctx, fl, ptr, ext) -> bool:
+    """The pointer's offsets advance by the tile's own extent: `x * B` with x a program id (or
+    anything moving) next to tl.arange(0, B), or a loop `for off in range(a, b, B)`."""
+    if not ext:
+        return False
+    parts = fl.expand(ptr)
+    names = set().union(*(py.names_in(n) for n in parts))
+    for n in parts:
+        for m in py.nodes(n):
+            if isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mult):
+                for a, b in ((m.left, m.right), (m.right, m.left)):
+                    if ctx.src.segment(b) in ext and "moving" in fl.kinds(a):
+                        return True
+    for loop in py.nodes(fl.fn):
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and loop.target.id in names \
+                and isinstance(loop.iter, ast.Call) and len(loop.iter.args) == 3 \
+                and ctx.src.segment(loop.iter.args[2]) in ext:
+            return True
+    return False
 
 
 @check("lint.triton.unmasked-load")
@@ -130,7 +173,7 @@ def int32_offset_overflow(ctx):
     for fn in ctx.triton_kernels:
         fl = ctx.flow(fn)
         runtime = set(fl.params) - fl.constexprs
-        seen = set()
+        seen, found = set(), []
         for short in ("load", "store"):
             for call in _tl_calls(ctx, fn, short):
                 ptr = py.arg(call, 0, "pointer")
@@ -145,11 +188,18 @@ def int32_offset_overflow(ctx):
                             if "pid" in ka and "int64" not in ka and "arange" not in ka and \
                                     isinstance(b, ast.Name) and b.id in runtime and "int64" not in fl.kinds(b):
                                 seen.add(id(m))
-                                yield Hit(m, f"{ctx.src.segment(m)} in {fn.name} is int32 arithmetic (a program id "
-                                             f"times the runtime value {b.id}): it wraps once the offset passes "
-                                             "2^31 elements",
-                                          facts={"kernel": fn.name, "expression": ctx.src.segment(m)})
+                                found.append((m, b.id))
                                 break
+        if not found:
+            continue
+        found.sort(key=lambda t: (t[0].lineno, t[0].col_offset))
+        m, stride = found[0]
+        more = f" ({len(found) - 1} more such product{'s' if len(found) > 2 else ''} in this kernel)" if len(found) > 1 else ""
+        yield Hit(m, f"{ctx.src.segment(m)} in {fn.name} is int32 arithmetic (a program id times the runtime value "
+                     f"{stride}){more}: it wraps once the offset passes 2^31 elements",
+                  facts={"kernel": fn.name, "expression": ctx.src.segment(m),
+                         "products": [ctx.src.segment(x) for x, _ in found[:10]]},
+                  also=[x for x, _ in found[1:6]])
 
 
 @check("lint.triton.tf32-dot")

@@ -264,10 +264,12 @@ def params(fn) -> list[str]:
 
 
 def constexpr_params(fn) -> set[str]:
-    """Parameters annotated `tl.constexpr` / `constexpr`."""
+    """Parameters annotated `tl.constexpr` / `constexpr`, or the string "tl.constexpr"."""
     out = set()
     for x in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
-        if x.annotation is not None and (dotted(x.annotation) or "").endswith("constexpr"):
+        a = x.annotation
+        spelled = a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else dotted(a) if a is not None else None
+        if spelled and spelled.strip().endswith("constexpr"):
             out.add(x.arg)
     return out
 
