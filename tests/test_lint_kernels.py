@@ -143,3 +143,34 @@ def test_a_kernel_that_masks_nothing_gets_a_warning_not_an_error(tmp_path):
     one.write_text(text.replace("y = tl.load(y_ptr + offsets, mask=mask)", "y = tl.load(y_ptr + offsets)"))
     found = [f for f in lint_file(one) if f.id.startswith("lint.triton.unmasked")]
     assert len(found) == 1 and found[0].severity == "error"
+
+
+# The project's corpus scenarios were written (by others) to fail in one named way each, and their
+# logs were produced by running them: where the bug is visible in the source, lint names it.
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "scenarios"
+SCENARIOS = [
+    ("cuda/smem_static_256k.cu", "lint.cuda.static-smem-over-48k", "error"),
+    ("cuda/smem_static_52k.cu", "lint.cuda.static-smem-over-48k", "error"),
+    ("gpu/invalid_config.cu", "lint.cuda.block-too-large", "error"),
+    ("gpu/smem_race.cu", "lint.cuda.shared-race-missing-sync", "error"),
+    ("gpu/dynamic_smem.cu", "lint.cuda.dynamic-smem-no-attribute", "error"),
+    ("gpu/oob_by_one.cu", "lint.cuda.guard-off-by-one", "error"),
+    ("gpu/triton_out_of_resources.py", "lint.triton.shared-memory-estimate", "error"),
+    ("triton/runtime_arange.py", "lint.triton.arange-runtime-bound", "error"),
+    ("triton/interp_softmax_bug.py", "lint.triton.masked-load-bad-other", "warning"),
+    ("pallas/block_rank.py", "lint.pallas.block-rank", "error"),
+    ("pallas/index_map_arity.py", "lint.pallas.index-map-rank", "error"),
+    ("pallas/tpu_block_not_divisible.py", "lint.pallas.tpu-block-shape", "warning"),
+]
+OK_SCENARIOS = ["triton/interp_ok.py", "triton/ok_compile.py", "pallas/interpret_ok.py", "pallas/tpu_ok_lowering.py"]
+
+
+@pytest.mark.parametrize("path,rule,severity", SCENARIOS, ids=[s[0] for s in SCENARIOS])
+def test_corpus_scenario_bug_is_named(path, rule, severity):
+    found = [f for f in lint_file(CORPUS / path) if f.id == rule]
+    assert found and found[0].severity == severity
+
+
+@pytest.mark.parametrize("path", OK_SCENARIOS)
+def test_corpus_ok_scenarios_have_no_errors(path):
+    assert not [f for f in lint_file(CORPUS / path) if f.severity == "error"]

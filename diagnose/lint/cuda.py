@@ -575,3 +575,38 @@ def unparsed_region(ctx: CudaContext):
                        f"file (line{'s' if len(lines) != 1 else ''} {shown}): the rules did not read "
                        f"{'them' if len(errs) != 1 else 'it'}, so this file's findings may be incomplete",
               facts={"regions": len(errs), "lines": lines[:20]})
+
+
+@check("lint.cuda.guard-off-by-one")
+def guard_off_by_one(ctx: CudaContext):
+    for k in ctx.kernels:
+        fl = ctx.flow(k)
+        sizes = {n for t, n in k.params if "*" not in t}
+        for s in cu.walk(k.body, ("if_statement",)):
+            cond = s.child_by_field_name("condition")
+            cons = s.child_by_field_name("consequence")
+            early = cons is not None and (cons.type == "return_statement" or any(
+                c.type == "return_statement" for c in cons.named_children))
+            for leaf in _leaves(cond):
+                if leaf.type != "binary_expression":
+                    continue
+                op = ctx.text(leaf.child_by_field_name("operator"))
+                l, r = leaf.child_by_field_name("left"), leaf.child_by_field_name("right")
+                # the guard lets v == n through: `v <= n` / `n >= v` around the access, `v > n` / `n < v` to return early
+                lets_equal = (op == "<=", op == ">=") if not early else (op == ">", op == "<")
+                pair = (l, r) if lets_equal[0] else (r, l) if lets_equal[1] else None
+                if pair is None or pair[0].type != "identifier" or pair[1].type != "identifier":
+                    continue
+                v, n = ctx.text(pair[0]), ctx.text(pair[1])
+                if n not in sizes or not fl.is_global_index(v, leaf):
+                    continue
+                scope = cons if not early else k.body
+                uses = [sub for sub in cu.walk(scope, ("subscript_expression",))
+                        if (early and sub.start_byte > s.end_byte or not early)
+                        and ctx.text(sub.child_by_field_name("argument")) in fl.pointer_params
+                        and v in cu.identifiers(sub.child_by_field_name("indices"))]
+                if uses:
+                    yield Hit(leaf, f"`{ctx.text(leaf)}` in {k.name} lets {v} == {n} through to "
+                                    f"{ctx.text(uses[0])}: one element past the end of an array of {n}",
+                              facts={"kernel": k.name, "guard": ctx.text(leaf)}, also=[uses[0]],
+                              fix=f"compare with < ({v} < {n}), or return when {v} >= {n}")

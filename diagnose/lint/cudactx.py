@@ -92,6 +92,8 @@ class CudaContext:
             return self.value(v, depth + 1) if v is not None else None
         if t == "identifier":
             v = self.consts.get(self.text(node))
+            if v is None:             # `int want = 300 * 1024;` set once in this function
+                v = self.local_consts(cu.enclosing(node, ("function_definition",))).get(self.text(node))
             return self.value(v, depth + 1) if v is not None else None
         if t == "parenthesized_expression":
             inner = [c for c in node.named_children if c.type != "comment"]
@@ -113,6 +115,28 @@ class CudaContext:
             except (ValueError, OverflowError):
                 return None
         return None
+
+    def local_consts(self, fn) -> dict:
+        """Names a function declares once with an initial value and never assigns again."""
+        if fn is None:
+            return {}
+        cache = self.__dict__.setdefault("_local_consts", {})
+        if fn.start_byte in cache:
+            return cache[fn.start_byte]
+        inits: dict[str, list] = {}
+        for d in cu.walk(fn, ("init_declarator",)):
+            nm, v = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+            if nm is not None and nm.type == "identifier" and v is not None and v.type not in (
+                    "argument_list", "initializer_list"):
+                inits.setdefault(self.text(nm), []).append(v)
+        changed = set()
+        for a in cu.walk(fn, ("assignment_expression", "update_expression", "pointer_expression")):
+            target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+            if target is not None and target.type == "identifier":
+                changed.add(self.text(target))
+        out = {k: v[0] for k, v in inits.items() if len(v) == 1 and k not in changed}
+        cache[fn.start_byte] = out
+        return out
 
     def dims(self, node, scope) -> list | None:
         """A launch's grid or block as a list of nodes per axis: `256` -> [256], a dim3 variable or

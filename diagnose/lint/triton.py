@@ -504,3 +504,84 @@ def grid_floor_division(ctx):
                               facts={"kernel": fn.name, "axis": ax, "grid": ctx.src.segment(e)},
                               fix=f"use triton.cdiv({ctx.src.segment(e.left)}, {ctx.src.segment(e.right)}) and mask the "
                                   "last block")
+
+
+@check("lint.triton.mask-off-by-one")
+def mask_off_by_one(ctx):
+    for fn in ctx.triton_kernels:
+        fl = ctx.flow(fn)
+        runtime = set(fl.params) - fl.constexprs
+        seen = set()
+        for short in ("load", "store"):
+            for call in _tl_calls(ctx, fn, short):
+                m = _mask_arg(call, short)
+                if m is None:
+                    continue
+                for e in fl.expand(m):
+                    for c in py.nodes(e):
+                        if not isinstance(c, ast.Compare) or len(c.ops) != 1 or id(c) in seen:
+                            continue
+                        op, left, right = c.ops[0], c.left, c.comparators[0]
+                        if isinstance(op, ast.GtE):
+                            left, right, op = right, left, ast.LtE()
+                        if isinstance(op, ast.LtE) and isinstance(right, ast.Name) and right.id in runtime \
+                                and "arange" in fl.kinds(left):
+                            seen.add(id(c))
+                            yield Hit(c, f"mask `{ctx.src.segment(c)}` in {fn.name} keeps the lane whose offset "
+                                         f"equals {right.id}: it touches one element past the end",
+                                      facts={"kernel": fn.name, "mask": ctx.src.segment(c)},
+                                      fix=f"use < ({ctx.src.segment(left)} < {right.id})")
+
+
+_IDENTITY = {"max": "-inf", "argmax": "-inf", "min": "+inf", "argmin": "+inf"}
+
+
+def _const_float(e):
+    """A constant `other=` value: a number, float('inf') / -float('inf') / math.inf, else None."""
+    v = py.literal(e)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    neg = isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub)
+    inner = e.operand if neg else e
+    if isinstance(inner, ast.Call) and py.dotted(inner.func) == "float" and inner.args:
+        s = py.literal(inner.args[0])
+        if isinstance(s, str):
+            try:
+                x = float(s)
+            except ValueError:
+                return None
+            return -x if neg else x
+    if py.dotted(inner) in ("math.inf", "float.inf", "numpy.inf", "np.inf"):
+        return float("-inf") if neg else float("inf")
+    return None
+
+
+@check("lint.triton.masked-load-bad-other")
+def masked_load_bad_other(ctx):
+    for fn in ctx.triton_kernels:
+        for call in _tl_calls(ctx, fn, "load"):
+            other = py.arg(call, 2, "other")
+            if _mask_arg(call, "load") is None or other is None:
+                continue
+            v = _const_float(other)
+            parent = ctx.src.parent(call)
+            if v is None or not (isinstance(parent, ast.Assign) and len(parent.targets) == 1
+                                 and isinstance(parent.targets[0], ast.Name)):
+                continue
+            sink = _first_sink(ctx, fn, parent.targets[0].id, parent)
+            if sink is None:
+                continue
+            if isinstance(sink, ast.BinOp):
+                bad, need = v == 0.0, "a non-zero value (1.0)"
+                what = "a division"
+            else:
+                op = (py.dotted(sink.func) or "").rsplit(".", 1)[-1]
+                need = _IDENTITY.get(op)
+                bad = need is not None and not ((need == "-inf" and v == float("-inf")) or
+                                                (need == "+inf" and v == float("inf")))
+                what = f"tl.{op}"
+            if bad:
+                yield Hit(other, f"the masked lanes of this load get other={ctx.src.segment(other)}, and the value "
+                                 f"feeds {what} (line {sink.lineno}), whose identity is {need}: the padding lanes "
+                                 "can win (a row of negatives has max 0) or divide by zero",
+                          facts={"kernel": fn.name, "other": ctx.src.segment(other), "needs": need}, also=[sink])
