@@ -318,9 +318,6 @@ class KernelFlow:
                 break
         return out
 
-    def depends(self, node, names: set[str], base: str | None = None) -> bool:
-        return bool(cu.identifiers(node) & names) or (base is not None and mentions(node, base))
-
     def sources(self, names: set[str]) -> set[str]:
         """names and every variable their values read, transitively."""
         out, todo = set(), list(names)
