@@ -214,3 +214,14 @@ def test_ignore_comment_silences_one_rule(capsys, tmp_path):
     f.write_text(text.replace("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i];  // lint: ignore[lint.cuda.unguarded-global-index]"))
     rc, out, _ = run(capsys, f)
     assert rc == 0 and "unguarded-global-index" not in out
+
+
+def test_pathological_python_is_a_clear_error_not_a_traceback(capsys, tmp_path):
+    nested = tmp_path / "nested.py"
+    nested.write_text("import triton\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
+    long_sum = tmp_path / "long_sum.py"
+    long_sum.write_text("import triton\nx = " + "+".join(["a"] * 100000) + "\n")
+    rc, _, err = run(capsys, nested, long_sum)
+    assert rc == 2
+    assert "nested.py:2:" in err and "too many nested parentheses" in err
+    assert "long_sum.py: cannot be parsed as Python" in err
