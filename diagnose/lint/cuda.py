@@ -426,6 +426,17 @@ def legacy_shuffle(ctx: CudaContext):
                   fix=f"use {_LEGACY[name]}(0xffffffff, ...) with the mask of the lanes taking part")
 
 
+def _is_barrier(ctx, n) -> bool:
+    """__syncthreads*/__syncwarp, a cooperative-groups `.sync()` / `cg::sync(g)`, or inline PTX bar.sync / barrier."""
+    if n.type == "call_expression":
+        name = cu.callee(n)
+        return name in _BARRIERS or name in ("__syncwarp", "__barrier_sync") or name.endswith((".sync", "::sync", "->sync"))
+    if n.type == "gnu_asm_expression":
+        t = ctx.text(n)
+        return "bar.sync" in t or "barrier.sync" in t or "bar.arrive" in t
+    return False
+
+
 def _events(ctx, fl, node, names):
     """(kind, array, index text, node, statement number) in source order for shared arrays in names: 'r' read,
     'w' write, 's' a barrier. A statement's reads come before its write."""
@@ -433,7 +444,7 @@ def _events(ctx, fl, node, names):
     for sid, st in enumerate(_statements(node)):
         reads, writes = [], []
         for n in cu.walk(st):
-            if n.type == "call_expression" and cu.callee(n) in _BARRIERS | {"__syncwarp"}:
+            if _is_barrier(ctx, n):
                 out.append(("s", None, None, n, sid))
             if n.type == "subscript_expression":
                 base = n
