@@ -138,6 +138,8 @@ def partition_dim_over_128(ctx: PyContext):
         for n in py.nodes(fn):
             if not isinstance(n, ast.Call):
                 continue
+            if _canon(ctx, n.func) == f"{NL}.matmul":
+                continue        # a result tile's partition dim is the stationary free dim: matmul-free-dim says it
             t = sh.tile_of(n)
             if t is None or id(n) in seen:
                 continue
