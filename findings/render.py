@@ -6,12 +6,17 @@ import textwrap
 
 from findings.model import Finding, sort_findings
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+-.!|~"})
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~"})
 
 
 def md_escape(text: str) -> str:
-    """Markdown-safe inline text: backticks, pipes and HTML are escaped, newlines become spaces."""
-    return str(text).replace("\r", " ").replace("\n", " ").translate(_MD_SPECIAL)
+    """Markdown-safe inline text: emphasis, code, links, tables and HTML cannot start (backslash, backtick,
+    * _ [ ] < > | ~ escaped; a leading # or list marker too); newlines become spaces. Plain punctuation
+    stays as it is, so the text still reads well where it is pasted unrendered."""
+    out = str(text).replace("\r", " ").replace("\n", " ").translate(_MD_SPECIAL)
+    if out[:1] in "#+-=" and out:
+        out = "\\" + out
+    return out
 
 
 def text_block(f: Finding, width: int = 80) -> str:
