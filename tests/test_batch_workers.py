@@ -27,6 +27,7 @@ patterns = ['frobnicator exploded at stage (?P<stage_int>\\d+)']
 explanation = "e"
 fix = ["f"]
 next_step = "n"
+no_match = ["frobnicator exploded"]
 [[signature.match]]
 line = "frobnicator exploded at stage 7"
 facts = { stage_int = 7 }

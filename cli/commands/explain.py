@@ -51,10 +51,15 @@ def run(args) -> int:
             log = bundle_log(Path(path)) if Path(path).is_dir() else Path(path)
             text = ""
             if log is not None:
+                import zlib
+
                 from signatures.reading import open_log
 
-                with open_log(log) as fh:     # kernel names it mentions (plain, gzip or UTF-16, as classified)
-                    text = fh.read(16 << 20).decode("utf-8", "replace")
+                try:
+                    with open_log(log) as fh:     # kernel names it mentions (plain, gzip or UTF-16, as classified)
+                        text = fh.read(16 << 20).decode("utf-8", "replace")
+                except (OSError, EOFError, ValueError, zlib.error):
+                    text = ""          # the diagnosis already says the log could not be read in full
             d = fuse_lint(d, lr.findings, lr.errors, log_text=text)
         if args.json:
             print(json.dumps(d.to_json(), indent=2, default=str))
