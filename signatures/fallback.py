@@ -63,7 +63,7 @@ def _word_scanner(words: list[str]):
         import hyperscan
     except ImportError:
         return None, frozenset(range(len(words)))
-    from signatures.matcher import _cached_db
+    from signatures import cache
 
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
     def compiles(ids: list[int]) -> bool:
@@ -87,7 +87,7 @@ def _word_scanner(words: list[str]):
         db.compile(expressions=exprs, ids=ok, elements=len(ok), flags=[flags] * len(ok))
         return db
 
-    db = _cached_db([b"fallback-words", repr(flags).encode()] + exprs, build)
+    db = cache.cached_hyperscan("fallback-words", [repr(flags).encode()] + exprs, build)
 
     def scan(data: bytes) -> set[int]:
         hits: set[int] = set()

@@ -38,7 +38,7 @@ def _error_lines_scanner():
         hyperscan = None
     words = b"(?:" + b"|".join(w.encode() for w in ERROR_WORDS) + b")"
     if hyperscan is not None:
-        from signatures.matcher import _cached_db
+        from signatures import cache
 
         # One expression that runs to the line's end: hyperscan reports an (id, end) once, so a line
         # costs one callback however many error words it holds (not one per word).
@@ -50,7 +50,7 @@ def _error_lines_scanner():
             db.compile(expressions=[expr], ids=[0], elements=1, flags=[flags])
             return db
 
-        db = _cached_db([b"wrapped-error-lines", repr(flags).encode(), expr], build)
+        db = cache.cached_hyperscan("wrapped-error-lines", [repr(flags).encode(), expr], build)
 
         def scan(buf: bytes) -> list[int]:
             ends: list[int] = []

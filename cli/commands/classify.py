@@ -41,32 +41,85 @@ def read_snapshot(path):
     return snap
 
 
+class _Output:
+    """The -o file, opened before the batch runs (a bad path fails at once, not after an hour of
+    classifying): a temporary file beside it, renamed over it only when everything was written, so
+    a failed run leaves the previous file alone. A FIFO or device is written directly."""
+
+    def __init__(self, path: str):
+        import os
+        import tempfile
+
+        from cli.errors import UsageError
+
+        self.path, self.tmp = path, None
+        try:
+            if os.path.exists(path) and not os.path.isfile(path):
+                if os.path.isdir(path):
+                    raise UsageError(f"{path}: is a directory; give -o a file name")
+                self.file = open(path, "w", encoding="utf-8", newline="")
+                return
+            fd, self.tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                            prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+            self.file = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        except OSError as e:
+            raise UsageError(f"{path}: cannot write the output there: {e.strerror or e}") from None
+
+    def commit(self) -> None:
+        import os
+
+        self.file.close()
+        if self.tmp:
+            os.chmod(self.tmp, 0o666 & ~_umask())
+            os.replace(self.tmp, self.path)
+            self.tmp = None
+
+    def discard(self) -> None:
+        import os
+
+        self.file.close()
+        if self.tmp:
+            os.unlink(self.tmp)
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from cli.errors import UsageError
     from diagnose import batch, report
 
-    load_extra_signatures(args.signatures)
-    snapshot = read_snapshot(args.env)
-    render = report.jsonl_line if args.format == "jsonl" else None   # workers render the lines, in parallel
-    if args.cluster:
-        from cli.errors import UsageError
-        from diagnose import cluster
-
-        try:
-            results = cluster.classify(cluster.scheduler_address(args.cluster), args.paths, snapshot=snapshot,
-                                       render=render, send_bytes=args.send_bytes,
-                                       extra_signatures=args.signatures, timeout=args.cluster_timeout)
-        except cluster.ClusterError as e:
-            raise UsageError(str(e)) from None
-    elif args.send_bytes:
-        from cli.errors import UsageError
-
-        raise UsageError("--send-bytes goes with --cluster tcp://HOST:PORT")
-    else:
-        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=render)
-    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
+        batch.start_method()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if args.send_bytes and not args.cluster:
+        raise UsageError("--send-bytes goes with --cluster tcp://HOST:PORT")
+    snapshot = read_snapshot(args.env)
+    output = _Output(args.output) if args.output else None     # before the batch: fail fast
+    out = output.file if output else sys.stdout
+    render = report.jsonl_line if args.format == "jsonl" else None   # workers render the lines, in parallel
+    try:
+        if args.cluster:
+            from diagnose import cluster
+
+            try:    # the snapshot and the extra signatures' text travel with every task
+                results = cluster.classify(cluster.scheduler_address(args.cluster), args.paths, snapshot=snapshot,
+                                           render=render, send_bytes=args.send_bytes,
+                                           extra_signatures=args.signatures, timeout=args.cluster_timeout)
+            except cluster.ClusterError as e:
+                raise UsageError(str(e)) from None
+        else:
+            # the extra signatures, like the snapshot, reach the workers through the pool's initializer
+            results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=render,
+                                     signature_dirs=args.signatures)
         if args.format == "jsonl":
             out.writelines(results)
         elif args.format == "csv":
@@ -76,8 +129,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             from rich.console import Console
 
-            report.write_table(results, Console(file=out) if args.output else None)
-    finally:
-        if args.output:
-            out.close()
+            report.write_table(results, Console(file=out) if output else None)
+    except BaseException:
+        if output:
+            output.discard()
+        raise
+    if output:
+        output.commit()
     return 0
