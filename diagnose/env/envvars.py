@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from diagnose.env.arch import arch_covers, torch_arch_list
+from diagnose.env.gpu import suffix_is_the_cause
 from diagnose.env.registry import check, hit
 from diagnose.env.snap import env, fw, gpus, live_gpus
 
@@ -78,7 +79,7 @@ def _tcal(s):
         return
     for g in live_gpus(s):
         cc = g.get("compute_capability")
-        if isinstance(cc, str) and not arch_covers(archs, cc):
+        if isinstance(cc, str) and not arch_covers(archs, cc) and not suffix_is_the_cause(archs, cc):
             yield hit("error", f"TORCH_CUDA_ARCH_LIST={v!r} does not include it: extensions built here fail with 'no "
                       "kernel image is available'", f"Add {cc} to TORCH_CUDA_ARCH_LIST and rebuild.", gpu=g)
 

@@ -7,6 +7,8 @@ from diagnose.env.driver import driver_cuda
 from diagnose.env.registry import check, hit
 from diagnose.env.snap import (cc_tuple, cuda, driver, env, fw, gib, gpus, host, live_gpus, main_nvcc, num,
                                probe, sub, ver, vstr)
+
+_ = runs_on
 from diagnose.env.tables import table
 
 
@@ -224,23 +226,27 @@ def _nvcc_target(s):
                       "Install a newer CUDA toolkit (12.8+ for Blackwell) and put it first.", gpu=g)
 
 
-@check("arch-specific-mismatch", "gpu", "sm_XXa / sm_XXf code built for another CC", "arch-mismatch")
+def suffix_is_the_cause(archs: list[str], cc: str) -> bool:
+    """The list cannot run on `cc` only because of its arch/family-specific suffixes (sm_100a on a 10.3 GPU)."""
+    return arch_covers(archs, cc) == "" and any(a[-1] in "af" for a in archs) and \
+        arch_covers([a[:-1] if a[-1] in "af" else a for a in archs], cc) != ""
+
+
+@check("arch-specific-mismatch", "gpu", "TORCH_CUDA_ARCH_LIST has only sm_XXa / sm_XXf code for another CC",
+       "arch-mismatch")
 def _arch_specific(s):
-    want = set(a for a in torch_arch_list(env(s).get("TORCH_CUDA_ARCH_LIST", "")) if a[-1] in "af")
-    al = fw(s, "torch").get("arch_list")
-    want |= {a for a in (al if isinstance(al, list) else []) if isinstance(a, str) and a[-1:] in ("a", "f")}
-    for a in sorted(want):
-        for g in live_gpus(s):
-            cc = _cc(g)
-            if cc and runs_on(a, cc) == "":
-                others = [x for x in want | set(al if isinstance(al, list) else []) if isinstance(x, str)]
-                if arch_covers(others, cc):
-                    continue                # another target in the same build covers this GPU
-                c = cc_tuple(cc)
-                yield hit("error", f"arch-specific target {a} runs only on CC {vstr(cc_tuple(a))}"
-                          f"{' family' if a.endswith('f') else ''}; this GPU cannot run it",
-                          f"Build for sm_{c[0]}{c[1]} too (`-gencode arch=compute_{c[0]}{c[1]},code=sm_{c[0]}{c[1]}`),"
-                          " or add a plain compute_XY PTX target.", gpu=g)
+    v = env(s).get("TORCH_CUDA_ARCH_LIST", "")
+    archs = torch_arch_list(v)
+    for g in live_gpus(s):
+        cc = _cc(g)
+        if cc and archs and suffix_is_the_cause(archs, cc):
+            c = cc_tuple(cc)
+            spec = [a for a in archs if a[-1] in "af"]
+            yield hit("error", f"TORCH_CUDA_ARCH_LIST={v!r} builds arch-specific code ({' '.join(spec)}) that runs "
+                      "only on its own CC (family-specific: its family), not on this GPU: extensions fail with 'no "
+                      "kernel image is available'",
+                      f"Add {c[0]}.{c[1]} (or {c[0]}.{c[1]}a for its own arch-specific features) to "
+                      "TORCH_CUDA_ARCH_LIST and rebuild.", gpu=g)
 
 
 def _pending_reset(g) -> bool:
