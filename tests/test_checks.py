@@ -58,8 +58,6 @@ CASES = {
         or s["cuda"].update(driver_api_version="11.4") or s["frameworks"]["torch"].update(imported=False),
     "env.driver.forward-compat": lambda s: s["driver"].update(version="535.230.02", cuda_version="12.2"),
     "env.driver.cuda-bindings-too-new": lambda s: s["frameworks"]["cuda-bindings"].update(version="13.0.1"),
-    "env.driver.ptx-newer-than-driver": lambda s: s["driver"].update(version="560.35.03", cuda_version="12.6")
-        or s["cuda"].update(driver_api_version="12.6"),
     "env.driver.triton-ptxas-newer-than-driver": lambda s: s["frameworks"]["triton"].update(ptxas_version="13.0.48"),
     # env
     "env.env.cuda-visible-devices": lambda s: s["env"].update(CUDA_VISIBLE_DEVICES="0,5"),

@@ -163,7 +163,11 @@ def write_report(snap: dict, findings, console=None, show_info: bool = False, so
     def d(x):
         return x if isinstance(x, dict) else {}
 
-    console = console or Console()
+    class _Console(Console):
+        def on_broken_pipe(self):          # rich exits 1 here; `diagnose env | head` is not a failure
+            raise BrokenPipeError
+
+    console = console or _Console()
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     head = Text()
     head.append(f"diagnose env{' --from ' + visible(source) if source else ''}: ", style="bold")

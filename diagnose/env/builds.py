@@ -20,11 +20,19 @@ def minor_compat_floor(major: int) -> tuple[int, ...] | None:
     return None
 
 
-def native_driver(cuda: tuple[int, int]) -> tuple[int, ...] | None:
-    """The driver that ships with CUDA `cuda` (or the next release listed), None past the table."""
+def native_driver(cuda: tuple[int, int]) -> str | None:
+    """The driver that ships with CUDA `cuda` (or the next release listed), as NVIDIA writes it; None past
+    the table."""
     for row in table("driver")["native"]:
         if cuda_mm(row["cuda"]) >= cuda:
-            return ver(row["driver"])
+            return row["driver"]
+    return None
+
+
+def minor_compat_floor_text(major: int) -> str | None:
+    for row in table("driver")["minor_compat"]:
+        if row["major"] == major:
+            return row["min_driver"]
     return None
 
 

@@ -50,7 +50,9 @@ def consumers(s) -> list[dict]:
     return out
 
 
-@check("too-old", "driver", "the driver is older than a CUDA build here needs", "driver-mismatch")
+@check("too-old", "driver", "the driver is older than a CUDA build here needs", "driver-mismatch",
+       folds=("env.frameworks.torch-sees-no-gpu", "env.driver.triton-ptxas-newer-than-driver",
+              "env.probe.runtime-insufficient-driver"))
 def _too_old(s):
     d = driver(s)
     drv = ver(d.get("version"))
@@ -77,15 +79,15 @@ def _too_old(s):
             continue
         want = max(c["cuda"] for c in cs)
         native = builds.native_driver(want)
-        floor = builds.minor_compat_floor(want[0])
+        floor = builds.minor_compat_floor_text(want[0])
         what = "; ".join(f"{c['what']} (CUDA {vstr(c['cuda'])})" for c in cs)
         fixes = []
         if how == "no":
-            need = vstr(floor) if floor else "a newer branch"
+            need = floor or "a newer branch"
             fixes.append(f"Upgrade the NVIDIA driver to >= {need}"
-                         + (f" ({vstr(native)} runs CUDA {vstr(want)} natively)" if native else ""))
+                         + (f" ({native} runs CUDA {vstr(want)} natively)" if native else ""))
         else:
-            fixes.append(f"Upgrade the NVIDIA driver to >= {vstr(native) if native else 'a newer branch'}")
+            fixes.append(f"Upgrade the NVIDIA driver to >= {native or 'a newer branch'}")
         for c in cs:
             if c["kind"] == "torch":
                 t = fw(s, "torch")
@@ -146,20 +148,9 @@ def _bindings(s):
         yield hit("info", f"cuda-bindings {vstr(v)} targets CUDA {v[0]} but the driver runs CUDA {vstr(have)}: only "
                   "code that imports cuda.bindings / cuda-python itself is affected (diagnose's own probe "
                   "tolerates it)",
-                  f"If your code uses cuda.bindings: `pip install \"cuda-bindings=={have[0]}.*\"`.")
-
-
-@check("ptx-newer-than-driver", "driver", "PTX from a newer toolkit than the driver can JIT", "driver-mismatch")
-def _ptx_jit(s):
-    have = driver_cuda(s)
-    t = main_nvcc(s)
-    tv = cuda_mm(t["version"]) if t else None
-    if have and tv and tv > have and tv[0] == have[0]:
-        yield hit("warning", f"nvcc {t['version']} emits PTX newer than driver {driver(s).get('version', '?')} (CUDA "
-                  f"{vstr(have)}) can JIT-compile: PTX-only code (compute_XX without matching sm_XX) fails with "
-                  "'the provided PTX was compiled with an unsupported toolchain'",
-                  "Build SASS for the device (`-gencode arch=compute_XY,code=sm_XY`), or upgrade the driver, or "
-                  f"use a toolkit no newer than CUDA {vstr(have)}.")
+                  "If your code uses cuda.bindings: " + (f"`pip install \"cuda-bindings=={have[0]}.*\"`." if have[0] >= 12
+                                                         else "`pip install \"cuda-python==11.8.*\"` (cuda-bindings "
+                                                              "starts at CUDA 12)."))
 
 
 @check("triton-ptxas-newer-than-driver", "driver", "Triton's bundled ptxas is newer than the driver",

@@ -25,7 +25,7 @@ def _no_gpu(s):
 
 
 @check("lost", "gpu", "a GPU NVML lists cannot be used (lost, fallen off the bus, unknown error)",
-       "hardware-fault", origin="hardware")
+       "hardware-fault", origin="hardware", folds=("env.gpu.count-mismatch",))
 def _lost(s):
     for g in gpus(s):
         err = g.get("error")
@@ -72,7 +72,8 @@ def _counts(s):
     if c is not None:
         counts["CUDA runtime"] = c
     t = fw(s, "torch")
-    if t.get("imported") is True and num(t.get("device_count")) is not None and t.get("cuda"):
+    if t.get("imported") is True and t.get("is_available") is True and num(t.get("device_count")) is not None \
+            and t.get("cuda"):                  # a torch that cannot initialise CUDA counts 0: not a GPU count
         counts["torch"] = t["device_count"]
     smi = probe(s, "nvidia_smi").get("output")
     if isinstance(smi, str) and smi.strip() and not probe(s, "nvidia_smi").get("returncode"):

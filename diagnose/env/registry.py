@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, NamedTuple
 
-from findings.model import Evidence, Finding, sort_findings
+from findings.model import Evidence, Finding, severity_rank, sort_findings
 
 SECTIONS = ("probe", "driver", "gpu", "toolkit", "libraries", "frameworks", "accelerators", "env", "host")
 
@@ -103,11 +103,13 @@ def run_checks(snap: dict, source: str = "") -> list[Finding]:
         c = by_id.get(cid)
         if not c or not fs:
             continue
-        also = [f for other in c.folds if other in raw and other != cid for f in raw[other]]
-        if also:
-            fs[0].facts.setdefault("also", []).extend(f"{f.id}: {f.title}" for f in also)
-            folded.update(c.folds)
-    out = [f for cid, fs in raw.items() if cid not in folded for f in fs]
+        top = min(severity_rank(f.severity) for f in fs)
+        for other in c.folds:                 # only what is no worse than the explaining finding
+            take = [f for f in raw.get(other, []) if other != cid and severity_rank(f.severity) >= top]
+            if take:
+                fs[0].facts.setdefault("also", []).extend(f"{f.id}: {f.title}" for f in take)
+                folded.update(id(f) for f in take)
+    out = [f for fs in raw.values() for f in fs if id(f) not in folded]
     return sort_findings(out)
 
 
@@ -121,7 +123,5 @@ def snapshot_json(f: Finding) -> dict:
 
 
 def worst(findings) -> str | None:
-    from findings.model import severity_rank
-
     ranks = [severity_rank(f.severity) for f in findings]
     return None if not ranks else ("error", "warning", "info")[min(ranks)]
