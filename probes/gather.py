@@ -351,8 +351,10 @@ def kernel_log_xids(path: str = "/dev/kmsg") -> dict:
             if not rec:
                 break
             total += len(rec)
-            if b"Xid" in rec:
-                text = rec.decode(errors="replace").split(";", 1)[-1].strip()
+            if b"Xid" not in rec:
+                continue
+            for line in rec.split(b"\n"):      # /dev/kmsg gives one record per read; a file, many lines
+                text = line.decode(errors="replace").split(";", 1)[-1].strip()
                 m = XID.search(text)
                 if m and len(xids) < 1000:
                     xids.append({"pci": m[1].lower(), "code": int(m[2]), "text": text[:300]})
@@ -370,7 +372,7 @@ _SONAME = re.compile(r"^(lib[A-Za-z-]+?)\.so(?:\.(\d+))?((?:\.\d+)*)$")
 def _lib_entry(path: str, via: str, order: int | None, wheel_version: str | None = None) -> dict | None:
     name = os.path.basename(path)
     m = _SONAME.match(name)
-    if not m or m[1] not in LIBS or not m[2]:
+    if not m or m[1] not in LIBS or not m[2] or m[3]:    # the soname (libcudart.so.12) is what the loader seeks
         return None
     real = os.path.realpath(path)
     rm = _SONAME.match(os.path.basename(real))

@@ -263,3 +263,87 @@ def test_nvml_gpu_mapping_and_one_failing_call_does_not_lose_the_rest(monkeypatc
     assert snap["gpus"][0]["sm_count"] == 132 and snap["gpus"][0]["shared_memory_per_block_optin_bytes"] == 232448
     ids = {f["id"] for f in run_checks(validate(snap))}
     assert {"env.gpu.thermal", "env.gpu.pcie-degraded"} <= ids
+
+
+# -- the host probes added for issue #18, on files laid out as the kernel and the loader lay them out ----
+
+def test_library_inventory_orders_ld_library_path_then_wheels_then_ldconfig(tmp_path):
+    ld = tmp_path / "cuda-12.1" / "lib64"
+    ld.mkdir(parents=True)
+    (ld / "libcudart.so.12.1.105").write_bytes(b"")
+    (ld / "libcudart.so.12").symlink_to("libcudart.so.12.1.105")
+    (ld / "libcudnn.so.9").write_bytes(b"")
+    site = tmp_path / "site"
+    wheel = site / "nvidia" / "cudnn" / "lib"
+    wheel.mkdir(parents=True)
+    (wheel / "libcudnn.so.9").write_bytes(b"")
+    ldconfig = ("3 libs found in cache `/etc/ld.so.cache'\n"
+                "\tlibcudart.so.12 (libc6,x86-64) => /usr/local/cuda-12.8/lib64/libcudart.so.12\n"
+                "\tlibfoo.so.1 (libc6,x86-64) => /usr/lib/libfoo.so.1\n")
+    inv = gather.library_inventory({"LD_LIBRARY_PATH": str(ld)}, ldconfig, path=[str(site)],
+                                   wheel_versions={"cudnn": "9.7.1.26"})
+    cudart = inv["libcudart"]["candidates"]
+    assert [c["via"] for c in cudart] == ["LD_LIBRARY_PATH", "ldconfig"]
+    assert cudart[0]["soname"] == "libcudart.so.12" and cudart[0]["version"] == "12.1.105"
+    cudnn = inv["libcudnn"]["candidates"]
+    assert [c["via"] for c in cudnn] == ["LD_LIBRARY_PATH", "wheel:cudnn"] and cudnn[1]["version"] == "9.7.1.26"
+    assert "libfoo" not in inv
+
+
+def test_kernel_log_xids_and_an_unreadable_log(tmp_path):
+    log = tmp_path / "kmsg"
+    log.write_text("6,1,2,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n"
+                   "4,2,3,-;NVRM: Xid (PCI:0000:4a:00): 79, pid=0, name=, GPU has fallen off the bus.\n")
+    out = gather.kernel_log_xids(str(log))
+    assert out["readable"] and out["xid"] == [{"pci": "0000:4a:00", "code": 79, "text": out["xid"][0]["text"]}]
+    missing = gather.kernel_log_xids(str(tmp_path / "nope"))
+    assert missing["readable"] is False and "nope" in missing["error"]
+
+
+def test_nvidia_params_devices_and_amd_topology(tmp_path):
+    params = tmp_path / "params"
+    params.write_text("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\n")
+    assert gather.nvidia_params(str(params)) == {"RmProfilingAdminOnly": "1"}
+    assert gather.nvidia_params(str(tmp_path / "none")) == {}
+    dev = tmp_path / "dev"
+    (dev / "vfio").mkdir(parents=True)
+    for n in ("nvidia0", "nvidiactl", "neuron0", "accel0", "kfd", "null"):
+        (dev / n).write_text("")
+    (dev / "vfio" / "0").write_text("")
+    d = gather.device_nodes(str(dev))
+    assert d["nvidia"] == [str(dev / "nvidia0"), str(dev / "nvidiactl")] and d["neuron"] == [str(dev / "neuron0")]
+    assert d["accel"] == [str(dev / "accel0")] and d["vfio"] == [str(dev / "vfio" / "0")]
+    node = tmp_path / "nodes" / "1"
+    node.mkdir(parents=True)
+    (node / "properties").write_text("cpu_cores_count 0\ngfx_target_version 90010\n")
+    (tmp_path / "nodes" / "0").mkdir()
+    (tmp_path / "nodes" / "0" / "properties").write_text("cpu_cores_count 64\ngfx_target_version 0\n")
+    assert gather.amd_gpus(str(tmp_path / "nodes")) == [{"node": 1, "gfx": "gfx90a"}]
+
+
+def test_nvml_mig_fabric_and_nvlink_probes():
+    class Fake(_FakeNVML):
+        def __getattr__(self, name):
+            extra = {"nvmlDeviceGetMigMode": [1, 1], "nvmlDeviceGetMaxMigDeviceCount": 2,
+                     "nvmlDeviceGetGpuFabricInfo": type("F", (), {"state": 3, "status": 0})()}
+            if name in extra:
+                return lambda *a: extra[name]
+            if name == "nvmlDeviceGetMigDeviceHandleByIndex":
+                def mig(h, i):
+                    if i == 1:
+                        raise self.NVMLError_NotSupported("Not Found")
+                    return "m0"
+                return mig
+            if name == "nvmlDeviceGetNvLinkState":
+                def link(h, i):
+                    if i >= 4:
+                        raise self.NVMLError_NotSupported("Not Supported")
+                    return 0 if i == 2 else 1
+                return link
+            return super().__getattr__(name)
+    N = Fake()
+    g = device._nvml_gpu(N, 0)
+    assert g["mig"]["enabled"] is True and [d["index"] for d in g["mig"]["devices"]] == [0]
+    assert g["mig"]["devices"][0]["memory_total_bytes"] == 85520809984
+    assert g["fabric"] == {"state": "completed", "status": "success"}
+    assert g["nvlink"] == {"supported": True, "active": 3, "inactive": [2]}
