@@ -250,3 +250,31 @@ def test_snapshot_json_records_the_tool_and_keeps_the_old_finding_keys(tmp_path)
     assert snap["judged_by"]["name"] == "diagnose"
     f = snap["findings"][0]
     assert {"id", "severity", "section", "message", "fix", "title", "reader", "facts"} <= set(f)
+
+
+# -- the published contract: docs/env-schema.json and docs/env-checks.md ----------------------------------
+
+def test_the_check_list_in_docs_is_the_registry():
+    from diagnose.env.registry import checks_markdown
+
+    assert (ROOT / "docs" / "env-checks.md").read_text() == checks_markdown(), "run `make env-doc`"
+
+
+def test_judged_snapshots_and_a_live_one_match_the_published_json_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    from cli.commands.env import judge
+
+    schema = json.loads((ROOT / "docs" / "env-schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    v = jsonschema.Draft202012Validator(schema)
+    snaps = [load(n) for n in EXPECTED] + [json.loads(p.read_text()) for p in
+                                           (ROOT / "tests" / "fixtures" / "snapshots").glob("*.json")]
+    for s in snaps:
+        judge(s, source="x.json")
+        errors = sorted(v.iter_errors(s), key=str)
+        assert not errors, errors[0]
+    live = subprocess.run(DIAGNOSE + ["env", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    snap = json.loads(live.stdout)
+    assert snap["tool"]["name"] == "diagnose" and snap["tool"]["version"]
+    errors = sorted(v.iter_errors(snap), key=str)
+    assert not errors, errors[0]

@@ -91,7 +91,7 @@ def run_checks(snap: dict, source: str = "") -> list[Finding]:
             ev = []
             for h in hs:
                 for text in h["evidence"]:
-                    e = Evidence(file=source or "", text=str(text))
+                    e = Evidence(text=str(text))        # the snapshot's key and value; the file is the report's
                     if e not in ev:
                         ev.append(e)
             raw.setdefault(c.id, []).append(Finding(
@@ -109,6 +109,9 @@ def run_checks(snap: dict, source: str = "") -> list[Finding]:
             if take:
                 fs[0].facts.setdefault("also", []).extend(f"{f.id}: {f.title}" for f in take)
                 folded.update(id(f) for f in take)
+        if fs[0].facts.get("also"):
+            ids = sorted({a.split(":", 1)[0] for a in fs[0].facts["also"]})
+            fs[0].why = (fs[0].why + " " if fs[0].why else "") + "Same cause, not shown apart: " + ", ".join(ids) + "."
     out = [f for fs in raw.values() for f in fs if id(f) not in folded]
     return sort_findings(out)
 
@@ -125,3 +128,23 @@ def snapshot_json(f: Finding) -> dict:
 def worst(findings) -> str | None:
     ranks = [severity_rank(f.severity) for f in findings]
     return None if not ranks else ("error", "warning", "info")[min(ranks)]
+
+
+def checks_markdown() -> str:
+    """docs/env-checks.md: every check id, its section, summary, family and what it folds (generated)."""
+    import diagnose.env  # noqa: F401  (registers every section)
+
+    rows = ["# `diagnose env` checks", "",
+            "Generated from the registry (`make env-doc`); a test keeps it equal to the code. Ids are",
+            "`env.<section>.<name>`; `folds`: findings of those checks are listed in this one's `facts.also`",
+            "(same cause, one row) when this one fires and they are no worse. Severities depend on the data:",
+            "see each check's code in `diagnose/env/<section>.py` and its fixture in tests/test_checks.py.", ""]
+    for sec in SECTIONS:
+        cs = [c for c in CHECKS if c.section == sec]
+        if not cs:
+            continue
+        rows += [f"## {sec}", "", "| id | what | family | folds |", "|---|---|---|---|"]
+        for c in cs:
+            rows.append(f"| `{c.id}` | {c.summary} | {c.family or ''} | {', '.join(f'`{x}`' for x in c.folds)} |")
+        rows.append("")
+    return "\n".join(rows)
