@@ -4,7 +4,7 @@ Slow or hang-prone work runs concurrently in child processes, each with a timeou
 CUDA driver/runtime probe (cuda-bindings), `nvidia-smi`, every compiler's `--version`, and `import torch`
 only when the build targets CUDA (its arch list and cuDNN are knowable no other way). Frameworks are
 otherwise read from package metadata (dist-info names) and torch/version.py, without importing them.
-Every failure is recorded in the snapshot as data; checks (probes.checks) turn it into findings.
+Every failure is recorded in the snapshot as data; the checks (diagnose/env/) turn it into findings.
 """
 from __future__ import annotations
 

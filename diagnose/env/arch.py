@@ -5,6 +5,7 @@ and its sources are in data/arch.toml.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from diagnose.env.snap import cc_tuple
@@ -13,8 +14,15 @@ from diagnose.env.snap import cc_tuple
 def runs_on(target: str, cc) -> str:
     """'sass' when the target's SASS runs on `cc`, 'ptx' when only its PTX can be JIT-compiled there,
     '' when it cannot run there; None when the target or the CC cannot be read."""
+    if not isinstance(target, str) or not isinstance(cc, str):
+        return None
+    return _runs_on(target, cc)
+
+
+@functools.lru_cache(maxsize=4096)
+def _runs_on(target: str, cc: str):
     want, got = cc_tuple(cc), cc_tuple(target)
-    if not want or not got or not isinstance(target, str):
+    if not want or not got:
         return None
     m = re.search(r"\d([af]?)$", target)
     kind = m[1] if m else ""

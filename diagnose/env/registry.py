@@ -138,7 +138,9 @@ def checks_markdown() -> str:
             "Generated from the registry (`make env-doc`); a test keeps it equal to the code. Ids are",
             "`env.<section>.<name>`; `folds`: findings of those checks are listed in this one's `facts.also`",
             "(same cause, one row) when this one fires and they are no worse. Severities depend on the data:",
-            "see each check's code in `diagnose/env/<section>.py` and its fixture in tests/test_checks.py.", ""]
+            "see each check's code in `diagnose/env/<section>.py` and its fixture in tests/test_checks.py.",
+            "`env.probe.check-crashed` (a warning) is not a check: it says which check could not read an odd",
+            "snapshot, instead of a traceback.", ""]
     for sec in SECTIONS:
         cs = [c for c in CHECKS if c.section == sec]
         if not cs:
