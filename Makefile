@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui corpus corpus-check sysdeps venv dev clean signatures-doc env-doc
+.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ test: $(VENV)/.dev sysdeps
 accuracy: $(VENV)/.base
 	$(PY) -m bench.accuracy
 
+# confidence bucket vs observed accuracy over the before-records of fresh rounds of real logs
+calibration: $(VENV)/.base
+	$(PY) -m bench.calibration
+
+# accuracy, origin, root line, facts recall and misses of the fresh rounds (g21 on)
+rounds: $(VENV)/.base
+	$(PY) -m bench.rounds score $(patsubst tests/fixtures/issues/before-%.tsv,%,$(wildcard tests/fixtures/issues/before-*.tsv))
+
 ablation: $(VENV)/.base
 	$(PY) -m bench.fallback_ablation
 
@@ -52,6 +60,15 @@ bench-env: $(VENV)/.dev
 
 bench-tui: $(VENV)/.dev
 	$(PY) -m bench.tui_speed
+
+bench-timing: $(VENV)/.dev
+	$(PY) -m bench.timing_speed
+bench-advice: $(VENV)/.base
+	$(PY) -m bench.advice_overhead
+# 16M elements against a bare numpy load+allclose process, and peak memory at 1G elements
+# (writes ~8.2 GiB of arrays under bench/_data/ once; `$(PY) -m bench.numerics_speed --skip-1g` skips them)
+bench-numerics: $(VENV)/.base
+	$(PY) -m bench.numerics_speed
 
 corpus: $(VENV)/.dev
 	$(PIP) install -e '.[corpus]'

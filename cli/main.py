@@ -8,7 +8,20 @@ import sys
 from cli.errors import UsageError
 from diagnose import __version__
 
-COMMANDS = ("classify", "explain", "clusters", "signatures", "env", "run", "triage", "tui", "numerics")
+# The first commands in this order; any other module in cli/commands/ (add_parser, run) follows by name.
+FIRST = ("classify", "explain", "clusters", "signatures", "env", "run", "triage", "tui", "numerics")
+
+
+def _commands() -> list[str]:
+    import pkgutil
+
+    import cli.commands
+
+    found = sorted(m.name for m in pkgutil.iter_modules(cli.commands.__path__) if not m.name.startswith("_"))
+    return [c for c in FIRST if c in found] + [c for c in found if c not in FIRST]
+
+
+COMMANDS = tuple(_commands())
 
 
 def build_parser() -> argparse.ArgumentParser:

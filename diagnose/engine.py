@@ -14,11 +14,29 @@ from diagnose.model import ChainLink, Diagnosis, Line
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
+from signatures.evidence import FAILURE_KINDS
 from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
 BENIGN_REACH = 200
-FAILURE_HINTS = ("traceback", "frame", "exception", "fatal", "exit", "error")
+FAILURE_HINTS = FAILURE_KINDS
+# which failure line of an unexplained log is most likely its root, best first
+# error-level lines this close before the root are its summary (NCCL's watchdog prints one first)
+SUMMARY_REACH = 5
+MAX_FACT_LINES = 10   # lines of the same failure read for generic facts, besides the root
+HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "level": 4, "exit": 5, "traceback": 6, "frame": 7}
+CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
+_confidence_table: dict | None = None
+
+
+def confidence_of(kind: str, key: str = "value") -> float:
+    """A measured confidence from diagnose/confidence.toml (see `make calibration`)."""
+    global _confidence_table
+    if _confidence_table is None:
+        import tomllib
+
+        _confidence_table = tomllib.loads(CONFIDENCE_TABLE.read_text(encoding="utf-8"))
+    return float(_confidence_table[kind][key])
 
 UNKNOWN_NEXT = (
     "Read the root line and the traceback above it. If it is a CUDA error, re-run with "
@@ -41,7 +59,10 @@ def _rank(m: Match):
     return (-m.signature.priority, m.line)
 
 
-def _chain(root: Match | None, matches: list[Match]) -> list[ChainLink]:
+def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink]:
+    """The cascade, root first. Every failure line after the root that the root explains is a
+    `symptom` (a CUBLAS error on the poisoned context, a watchdog abort, a Python exception at an
+    unrelated line, a generic error line no signature knows), so a reviewer sees what to discount."""
     seen, links = set(), []
     ordered = ([root] if root else []) + sorted((m for m in matches if m is not root), key=lambda m: m.line)
     for m in ordered:
@@ -53,12 +74,30 @@ def _chain(root: Match | None, matches: list[Match]) -> list[ChainLink]:
             role = "root"
         elif m.demoted:
             role = "demoted"
+        elif m.signature.role == "benign":
+            role = "benign"
+        elif (root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom"
+              and (m.line < root.line or m.signature is root.signature)):
+            role = "detail"          # another line of the root's own family adds detail
+        elif root is not None and m.signature.family == root.signature.family:
+            role = "symptom"         # the same failure reported again by another layer, after the root
+        elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
+            role = "symptom"         # a consequence (by its role, or by coming after the root)
         elif m.signature.role == "root":
-            # another line of the root's own family adds detail; a root of another family lost on priority
-            role = "detail" if root is not None and m.signature.family == root.signature.family else "competing"
+            role = "competing"       # a root of another family that lost on priority
         else:
             role = m.signature.role
         links.append(ChainLink(m.line, m.signature.family, m.signature.id, role, m.text))
+    if root is not None:
+        taken = {link.line for link in links}
+        for kind, n, text in hints:
+            # error lines after the root, and the error-level summary a watchdog prints just before it
+            near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
+            if (near and n not in taken and kind in FAILURE_HINTS and kind not in ("frame", "traceback")
+                    and line_level(text) is None):
+                taken.add(n)
+                links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
+        links = links[:1] + sorted(links[1:], key=lambda link: link.line)
     return links[:50]
 
 
@@ -74,10 +113,16 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     if not failures:
         return _no_signature(d, scan, matches, benign)
 
-    roots = [m for m in failures if m.signature.role == "root"]
+    roots = [m for m in failures if m.signature.role == "root" and m.signature.tier == "hard"]
     wrappers = [m for m in failures if m.signature.role == "wrapper"]
-    pool = roots or wrappers or failures
-    root = min(pool, key=_rank)
+    support = [m for m in failures if m.signature.tier == "support"]
+    if roots or wrappers:
+        root = min(roots or wrappers, key=_rank)
+    elif support:
+        # the deepest frame of a traceback is its last: support evidence is read bottom-up
+        root = max(support, key=lambda m: (m.line, m.signature.priority))
+    else:
+        root = min(failures, key=_rank)
     sig = root.signature
 
     facts: dict = {}
@@ -86,9 +131,12 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
             for k, v in m.facts.items():
                 facts.setdefault(k, v)
 
+    same = [m.text for m in failures if m.signature.family == sig.family and m is not root][:MAX_FACT_LINES]
+    facts.update(_generic_facts([root.text] + same, facts, scan.hints, root.line))
+
     d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
     d.root = Line(root.line, root.text)
-    d.chain = _chain(root, matches)
+    d.chain = _chain(root, matches, scan.hints)
     d.facts = facts
     d.fix = fill(sig.fix, facts)
     d.next_step = fill((sig.next_step,), facts)
@@ -98,6 +146,26 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.confidence = _confidence(root, roots, wrappers, failures)
     d.evidence = _evidence(root, failures, scan)
     return d
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_")
+
+
+def _generic_facts(lines: list[str], known: dict, hints, root_line: int) -> dict:
+    """Facts the signature did not capture, from the failure's own lines (signatures/facts.toml), and
+    the source location: the innermost traceback frame above the root that is not a temporary file."""
+    from signatures.generic_facts import extract
+
+    found = extract(lines, known)
+    frames = [h for h in hints if h[0] == "frame" and h[1] <= root_line]
+    for _, _, text in reversed(frames):
+        m = _FRAME.search(text)
+        if m and not any(t in m[1] for t in TEMP_DIRS):
+            if "source" not in known:
+                found["source"] = f"{m[1]}:{m[2]}"
+            break
+    return found
 
 
 def _readings(d: Diagnosis) -> Diagnosis:
@@ -111,18 +179,20 @@ def _readings(d: Diagnosis) -> Diagnosis:
 
 
 def _confidence(root: Match, roots, wrappers, failures) -> float:
-    if root.signature.role == "root":
-        c = 0.85
-        same = sum(1 for m in failures if m.signature.family == root.signature.family and m is not root)
-        c += min(0.1, 0.05 * same)
+    """The probability that the family is right, by the evidence that decided it (confidence.toml)."""
+    if root.signature.tier == "support":
+        c = confidence_of("support")
+    elif root.signature.role == "root":
+        c = confidence_of("root")
+        window = confidence_of("root", "rival_window")
         rivals = {m.signature.family for m in roots
-                  if m.signature.family != root.signature.family and m.signature.priority >= root.signature.priority - 5}
-        c -= 0.15 * len(rivals)
+                  if m.signature.family != root.signature.family and m.signature.priority >= root.signature.priority - window}
+        c = max(confidence_of("root", "floor"), c - confidence_of("root", "rival") * len(rivals))
     elif root.signature.role == "wrapper":
-        c = 0.6
+        c = confidence_of("wrapper")
     else:
-        c = 0.5
-    return round(max(0.2, min(0.99, c)), 2)
+        c = confidence_of("symptom")
+    return round(max(0.0, min(0.99, c)), 2)
 
 
 def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> list[Line]:
@@ -147,7 +217,7 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
     if g is None:
         return
     d.family, d.origin, d.signature = g.family, g.origin, f"fallback.{g.family}"
-    d.confidence = 0.3
+    d.confidence = confidence_of("fallback")
     d.title = f"probably {g.family}: guessed from the wording ({', '.join(g.words[:3])}); no signature matched"
     d.fix = g.fix
     d.explanation = ("No signature explains this failure. The family is a guess from words in the error "
@@ -159,6 +229,9 @@ def _excused(line: int, benign: list[Match]) -> bool:
 
 
 def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: list[Match]) -> Diagnosis:
+    """No signature explains a failure. `none` needs evidence of no failure: any failure line left
+    (an exception, an error or E/F-level line, an assertion, a fatal signal, a non-zero exit) that no
+    benign signature excuses makes the log `unknown` (with a wording guess), never `none`."""
     # generic error lines around a handled fallback belong to it, like the failures it excuses
     hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None
              and not _excused(h[1], benign)]
@@ -167,31 +240,41 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.family, d.confidence, d.title = "unknown", 0.0, "input could not be read"
         d.fix = "Check the file: " + scan.error
         return d
+    if not scan.bytes:
+        d.family, d.confidence, d.title = "unknown", 0.0, "the log is empty: there is nothing to diagnose"
+        d.fix = ("An empty log is neither a failure nor a success: check that the task's output was captured "
+                 "(stdout and stderr, the right file).")
+        return d
     if hints:
-        order = {"exception": 0, "fatal": 1, "error": 2, "exit": 3, "traceback": 4, "frame": 5}
-        best = min(order[h[0]] for h in hints)
-        root = [h for h in hints if order[h[0]] == best][-1]
-        d.family, d.confidence = "unknown", 0.5
+        best = min(HINT_ORDER[h[0]] for h in hints)
+        root = [h for h in hints if HINT_ORDER[h[0]] == best][-1]
+        d.family, d.confidence = "unknown", confidence_of("unknown")
         d.title = "a failure no signature explains"
         d.root = Line(root[1], root[2])
         frames = [h for h in hints if h[0] == "frame"]
         shown = [h for h in hints if h[0] != "frame"] + frames[-1:]   # the innermost frame, not the whole stack
         d.evidence = [Line(n, t) for _, n, t in sorted(shown, key=lambda h: h[1])][-40:]
         d.fix = ("No signature explains this failure; the root line is the most likely error "
-                 "(last exception, fatal signal or error line).")
+                 "(last exception, assertion, fatal signal or error line).")
         d.next_step = UNKNOWN_NEXT
+        d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
         _fallback_guess(d, [h for h in hints if h[0] != "frame"], root)
         return d
     d.family = "none"
+    progress = [h for h in scan.hints if h[0] == "ok"]
     if matches:
-        d.confidence = 0.7
+        d.confidence = confidence_of("none", "handled")
         d.title = "failure text appears only in warnings or handled exceptions"
         d.evidence = [Line(m.line, m.text) for m in matches][:40]
         d.explanation = ("Every line that looks like a failure was logged at warning/info level or "
                          "was caught and handled (a fallback); the run itself did not fail.")
+    elif progress:
+        d.confidence = confidence_of("none", "progress")
+        d.title = "no failure found, and the log shows normal progress"
+        d.evidence = [Line(n, t) for _, n, t in progress]
     else:
-        d.confidence = 0.9
-        d.title = "no failure found"
+        d.confidence = confidence_of("none", "silent")
+        d.title = "no failure found (and no sign of progress either: the log may be cut)"
     return d
 
 
@@ -218,8 +301,93 @@ def load_snapshot(path) -> dict | None:
 RESCUE_MAX_BYTES = 4 << 20      # an unexplained log up to this size is re-read for wrapped lines
 
 
+class _Context:
+    """What the advice layer reads of the scan: the lines it kept and the innermost traceback frame."""
+    __slots__ = ("lines", "frames")
+
+    def __init__(self, lines, frames):
+        self.lines, self.frames = lines, frames
+
+
 def _decide(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
-    return _readings(_decide_scan(scan, path, matcher, reader))
+    return _decide_ctx(scan, path, matcher, reader)[0]
+
+
+def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis, _Context]:
+    """decide() and the readings, then the log's ecosystems and the signature's fix in their terms."""
+    from diagnose import advice
+
+    d = _readings(_decide_scan(scan, path, matcher, reader))
+    root_line = d.root.line if d.root else None
+    lines = _whole_text(scan, d, reader)
+    if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
+        lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
+        lines += [e.text for e in d.evidence] + ([d.root.text] if d.root else [])
+    frames = [t for kind, n, t in scan.hints if kind == "frame" and (root_line is None or n < root_line)]
+    sig = _signature(d.signature, scan, matcher)
+    d.ecosystems = advice.detect(lines, sig.frameworks if sig else ())
+    if sig is not None and d.family == sig.family:
+        _variants(d, sig)
+    return d, _Context(lines, frames[-1:])
+
+
+WHOLE_TEXT_MAX = 256 << 10     # a failing log up to this size is read whole for the advice layer
+
+
+def _whole_text(scan: ScanResult, d: Diagnosis, reader) -> list[str] | None:
+    """Every line of a small failing log (warnings like "Found GPU0 ... of cuda capability 3.5" and
+    the command line name the framework and the device); None for big or clean logs."""
+    from signatures.normalise import normalise_chunk
+
+    if d.family == "none" or scan.error or not scan.bytes or scan.bytes > WHOLE_TEXT_MAX:
+        return None
+    try:
+        data = reader()
+    except (OSError, EOFError, ValueError):
+        return None
+    if not data:
+        return None
+    text = normalise_chunk(data[:WHOLE_TEXT_MAX]).decode("utf-8", "replace")
+    return [line[:400] for line in text.split("\n")]
+
+
+def _signature(sig_id, scan: ScanResult, matcher):
+    if not sig_id:
+        return None
+    for m in scan.matches:
+        if m.signature.id == sig_id:
+            return m.signature
+    return next((s for s in getattr(matcher, "signatures", ()) if s.id == sig_id), None)
+
+
+def _variants(d: Diagnosis, sig) -> None:
+    """A signature's fix/next step written for the log's ecosystem (`fix_for`, `next_step_for`)."""
+    from diagnose.advice import lookup_order
+
+    fixes, nexts = dict(sig.fix_for), dict(sig.next_step_for)
+    order = lookup_order(d.ecosystems)
+    for eco in order:
+        if eco in fixes and _fillable(fixes[eco], d.facts):
+            d.fix = fill(fixes[eco], d.facts)
+            break
+    for eco in order:
+        if eco in nexts and _fillable((nexts[eco],), d.facts):
+            d.next_step = fill((nexts[eco],), d.facts)
+            break
+
+
+def _fillable(templates, facts: dict) -> bool:
+    """Some template's facts are all known (a variant never prints '?' where the default would not)."""
+    return any(all(n in facts for n in re.findall(r"\{(\w+)\}", t)) for t in templates)
+
+
+def _finish(d: Diagnosis, ctx: _Context, snapshot: dict | None) -> Diagnosis:
+    """The snapshot's reading (fusion), then the reasoning rules and the advice in the log's terms."""
+    from diagnose.advice import advise
+    from diagnose.fusion import fuse
+
+    d = fuse(d, snapshot) if snapshot else d
+    return advise(d, snapshot, ctx.frames, ctx.lines)
 
 
 def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
@@ -297,8 +465,6 @@ def _file_reader(path):
 
 def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis:
     """Diagnose one log file, `-` (stdin) or task bundle directory."""
-    from diagnose.fusion import fuse
-
     matcher = matcher or default_matcher()
     p = Path(path)
     log = p
@@ -312,16 +478,14 @@ def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis
         scan = matcher.scan_file(log)
     except OSError as e:
         return Diagnosis(path=str(path), family="unknown", error=f"cannot read: {e.strerror or e}")
-    d = _decide(scan, str(path), matcher, _file_reader(log) if str(path) != "-" else (lambda: None))
+    d, ctx = _decide_ctx(scan, str(path), matcher, _file_reader(log) if str(path) != "-" else (lambda: None))
     if log is not p and (p / "capture.json").exists():
         d = apply_capture(d, load_snapshot(p / "capture.json") or {})
-    return fuse(d, snapshot) if snapshot else d
+    return _finish(d, ctx, snapshot)
 
 
 def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None) -> list[Diagnosis]:
     """diagnose_file for many inputs; plain log files are scanned together (Matcher.scan_many)."""
-    from diagnose.fusion import fuse
-
     matcher = matcher or default_matcher()
     plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
     scans = dict(zip(plain, matcher.scan_many(plain)))
@@ -334,8 +498,8 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
         if scan.error and not scan.bytes and not os.path.exists(p):
             out.append(Diagnosis(path=p, family="unknown", error="cannot read: no such file"))
             continue
-        d = _decide(scan, p, matcher, _file_reader(p))
-        out.append(fuse(d, snapshot) if snapshot else d)
+        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p))
+        out.append(_finish(d, ctx, snapshot))
     return out
 
 
@@ -369,9 +533,7 @@ def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:
 
 
 def diagnose_text(text: str | bytes, path: str = "<text>", snapshot: dict | None = None) -> Diagnosis:
-    from diagnose.fusion import fuse
-
     data = text.encode() if isinstance(text, str) else text
     matcher = default_matcher()
-    d = _decide(matcher.scan_bytes(data), path, matcher, lambda: data)
-    return fuse(d, snapshot) if snapshot else d
+    d, ctx = _decide_ctx(matcher.scan_bytes(data), path, matcher, lambda: data)
+    return _finish(d, ctx, snapshot)

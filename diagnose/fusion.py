@@ -39,6 +39,8 @@ def fuse(d, snap: dict | None):
             d.env.append(f"confirmed: the device is CC {cc} ({gpus[0].get('name', 'GPU')}) and the installed "
                          f"torch {torch.get('version', '?')} is built for {' '.join(arch_list)} only")
             d.fix = f"Install {torch_wheel_hint(cc)}; then re-run. " + d.fix
+            if "pytorch" not in d.ecosystems:      # the snapshot shows torch is the build that lacks the arch
+                d.ecosystems = ["pytorch"] + [e for e in d.ecosystems if e != "pytorch"]
             d.confidence = max(d.confidence, 0.97)
             d.facts.setdefault("device_cc", cc)
         elif cc and arch_list:

@@ -1,13 +1,16 @@
 """What to check next when a diagnosis is uncertain: the questions a senior kernel engineer asks, in order.
 
-`questions(diagnosis, findings)` is a pure function of the diagnosis (its root line, evidence, chain)
-and the environment findings. Each question cites the log line that prompted it and says why it
+`questions(diagnosis, findings)` is a pure function of the diagnosis (its root line, evidence, chain,
+ecosystems) and the environment findings; the questions themselves are data (guidance.toml), their
+commands written in the log's ecosystem. Each question cites the log line that prompted it and says why it
 comes at that point: cheap checks that rule out a whole class of causes first, slow ones last.
 """
 from __future__ import annotations
 
-import re
+import functools
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 from diagnose.model import Diagnosis
 
@@ -27,35 +30,57 @@ def uncertain(d: Diagnosis) -> bool:
     return d.family == "unknown" or (d.family != "none" and d.confidence < UNCERTAIN_BELOW)
 
 
-# (key, pattern over one log line). Order in RULES below is the order questions are asked.
-_P = {
-    "arch": re.compile(r"no kernel image is available|is not compatible with the current PyTorch|"
-                       r"Unsupported gpu architecture|invalid device function|sm_\d+a? is not", re.I),
-    "driver": re.compile(r"driver version is insufficient|Driver/library version mismatch|"
-                         r"CUDA driver version|found no NVIDIA driver", re.I),
-    "library": re.compile(r"cannot open shared object file|undefined symbol|ImportError|"
-                          r"ModuleNotFoundError|Could not load (dynamic )?library", re.I),
-    "cuda": re.compile(r"CUDA error|cudaError\w*|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|"
-                       r"illegal memory access|unspecified launch failure|device-side assert|"
-                       r"misaligned address|CUDA_ERROR_\w+", re.I),
-    "memory": re.compile(r"illegal memory access|misaligned address|out of bounds|"
-                         r"unspecified launch failure|invalid (global|shared) (read|write)|segmentation fault", re.I),
-    "shape": re.compile(r"torch\.Size\(\[|\[\d+(?:,\s*\d+)+\]|\(\d+(?:,\s*\d+)+\)|\b\d+x\d+\b|"
-                        r"\bshape\b|\bstride|not divisible|multiple of", re.I),
-    "dtype": re.compile(r"\b(?:float16|bfloat16|float32|fp16|bf16|fp32|Half|BFloat16|dtype|scalar type)\b"),
-    "triton": re.compile(r"\btriton\b", re.I),
-    "nan": re.compile(r"\bnan\b|\binf\b|not finite|non-finite|Tensor-likes are not close|mismatched elements",
-                      re.I),
-    "oom": re.compile(r"out of memory|RESOURCE_EXHAUSTED|cannot allocate|MemoryError", re.I),
-    "signal": re.compile(r"Segmentation fault|core dumped|SIGSEGV|SIGABRT|SIGKILL|signal \d+|"
-                         r"exit(?:ed)? (?:code|status) -?\d+|Killed\b", re.I),
-    "hang": re.compile(r"timed? ?out|timeout|watchdog|\bhang(?:s|ing)?\b|deadlock", re.I),
-}
+GUIDANCE_FILE = Path(__file__).parent / "guidance.toml"
 
 
-def _first(d: Diagnosis, key: str):
+@dataclass(frozen=True)
+class _Spec:
+    key: str
+    pattern: object        # compiled re2 pattern over one log line
+    ask: str
+    why: str
+    command: str
+    command_for: tuple[tuple[str, str], ...]
+
+
+@functools.lru_cache(maxsize=1)
+def specs() -> tuple[_Spec, ...]:
+    """The questions of guidance.toml, in order; a bad entry names the file and the key."""
+    import re2
+
+    try:
+        data = tomllib.loads(GUIDANCE_FILE.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"{GUIDANCE_FILE}: {e}") from None
+    out = []
+    for raw in data.get("question", []):
+        key = raw.get("key")
+        unknown = set(raw) - {"key", "pattern", "ask", "why", "command", "command_for"}
+        if not key or unknown or not all(raw.get(k) for k in ("pattern", "ask", "why")):
+            raise ValueError(f"{GUIDANCE_FILE}: question {key!r}: needs key, pattern, ask, why; unknown {sorted(unknown)}")
+        try:
+            rx = re2.compile(raw["pattern"])
+        except Exception as e:
+            raise ValueError(f"{GUIDANCE_FILE}: question {key!r}: bad pattern: {e}") from None
+        out.append(_Spec(key, rx, raw["ask"], raw["why"], raw.get("command", ""),
+                         tuple(raw.get("command_for", {}).items())))
+    return tuple(out)
+
+
+def _command(spec: _Spec, d: Diagnosis) -> str:
+    """The question's command in the log's ecosystem; none when it would name an absent framework."""
+    from diagnose.advice import foreign, present as allowed
+
+    present = allowed(d.ecosystems)
+    variants = dict(spec.command_for)
+    for eco in d.ecosystems:
+        if eco in variants and not foreign(variants[eco], present):
+            return variants[eco]
+    return spec.command if spec.command and not foreign(spec.command, present) else ""
+
+
+def _first(d: Diagnosis, pattern):
     """The first log line (number, text) matching a pattern: the root line first, then the evidence."""
-    pattern = _P[key]
     candidates = ([d.root] if d.root else []) + list(d.evidence) + [c for c in d.chain]
     for item in candidates:
         if pattern.search(item.text):
@@ -88,75 +113,9 @@ def questions(d: Diagnosis, findings: list | None = None) -> list[Question]:
                 "the environment snapshot of this task flags it; an environment fault makes every kernel "
                 "fail and is cheaper to rule out than any code.", str(f.get("fix", "") or "")))
 
-    if hit := _first(d, "arch"):
-        out.append(Question(
-            "Is the device's architecture in the build?",
-            f"{_cite(hit)}; a binary without SASS or PTX for this GPU's compute capability cannot run any "
-            "kernel, whatever the code does.",
-            "python -c \"import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())\"",
-            hit[0]))
-    if hit := _first(d, "driver"):
-        out.append(Question(
-            "Is the driver new enough for this CUDA runtime?",
-            f"{_cite(hit)}; compare the driver's CUDA version with the runtime the program was built against.",
-            "nvidia-smi --query-gpu=driver_version --format=csv,noheader", hit[0]))
-    if hit := _first(d, "library"):
-        out.append(Question(
-            "Does every library load, from the path you expect?",
-            f"{_cite(hit)}; a missing or mismatched shared library fails before any kernel runs.",
-            "python -c \"import torch; print(torch.__version__, torch.version.cuda)\"; ldd $(python -c "
-            "\"import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib', 'libtorch_cuda.so'))\")",
-            hit[0]))
-    if hit := _first(d, "cuda"):
-        out.append(Question(
-            "Does it reproduce with CUDA_LAUNCH_BLOCKING=1, and which kernel fails then?",
-            f"{_cite(hit)}; CUDA reports kernel errors asynchronously, at a later API call, so the line that "
-            "reported it is often not the kernel at fault. With blocking launches the traceback points at it.",
-            "CUDA_LAUNCH_BLOCKING=1 <the failing command>", hit[0]))
-    if hit := _first(d, "memory"):
-        out.append(Question(
-            "Which access is out of bounds?",
-            f"{_cite(hit)}; compute-sanitizer names the kernel, the thread and the address of the first bad "
-            "access, which the error message never does.",
-            "compute-sanitizer --tool memcheck <the failing command>", hit[0]))
-    if hit := _first(d, "shape"):
-        out.append(Question(
-            "Is the failing shape a multiple of the kernel's block size, and are the inputs contiguous?",
-            f"{_cite(hit)}; kernels tuned on round shapes often miss the mask on the last, partial block or "
-            "assume a stride. Try the same call with the shape rounded up to the block, and with .contiguous().",
-            "", hit[0]))
-    if hit := _first(d, "dtype"):
-        out.append(Question(
-            "Do the dtypes match what the kernel was written for?",
-            f"{_cite(hit)}; a kernel written for fp16/bf16 fed fp32 (or the reverse) fails to compile, "
-            "launches with the wrong pointer type, or computes at the wrong precision.", "", hit[0]))
-    if hit := _first(d, "triton"):
-        out.append(Question(
-            "Does the Triton kernel fail in the interpreter too?",
-            f"{_cite(hit)}; TRITON_INTERPRET=1 runs the kernel on the CPU with numpy, where you can print "
-            "and step through it (device asserts do not fire there, and unmasked reads return garbage).",
-            "TRITON_INTERPRET=1 <the failing command>", hit[0]))
-    if hit := _first(d, "oom"):
-        out.append(Question(
-            "How much memory was in use, and by what, when it failed?",
-            f"{_cite(hit)}; an allocation failure is a resource limit unless something leaks or fragments.",
-            "python -c \"import torch; print(torch.cuda.memory_summary())\"  # at the failing step", hit[0]))
-    if hit := _first(d, "nan"):
-        out.append(Question(
-            "Where does the first non-finite value appear, and is it there in float32 too?",
-            f"{_cite(hit)}; NaN spreads, so the first op producing it is the suspect; if float32 is fine the "
-            "tolerance or the accumulation precision is the issue, not the kernel.", "", hit[0]))
-    if hit := _first(d, "hang"):
-        out.append(Question(
-            "What was every rank or thread doing when it stopped?",
-            f"{_cite(hit)}; a timeout reports where waiting ended, not what blocked; a stack dump of each "
-            "process shows who never arrived.", "py-spy dump --pid <pid>   # and NCCL_DEBUG=INFO", hit[0]))
-    if hit := _first(d, "signal"):
-        out.append(Question(
-            "Where did the process die?",
-            f"{_cite(hit)}; a signal leaves no Python traceback: get the native stack.",
-            "python -X faulthandler <script>   # or: gdb -batch -ex run -ex bt --args python <script>", hit[0]))
-
+    for spec in specs():
+        if hit := _first(d, spec.pattern):
+            out.append(Question(spec.ask, spec.why.replace("{cite}", _cite(hit)), _command(spec, d), hit[0]))
     if not any(q.line for q in out):
         root = f"the root line {d.root.line} (“{d.root.text.strip()[:80]}”)" if d.root else "no line"
         out.append(Question(

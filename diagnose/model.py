@@ -46,6 +46,8 @@ class Diagnosis:
     env: list[str] = field(default_factory=list)          # what the environment snapshot added
     notes: list[str] = field(default_factory=list)        # other readings: numerics, capture, wrapped lines
     findings: list[Finding] = field(default_factory=list)  # what other readers found about the same task
+    ecosystems: list[str] = field(default_factory=list)   # frameworks seen in the log, most specific first
+    reasoning: list[str] = field(default_factory=list)    # conclusions of the reasoning rules that held
     lines: int | None = None                              # total lines, when counted (gz, stdin)
     bytes: int = 0
     error: str | None = None                              # the input could not be read in full
@@ -63,7 +65,8 @@ class Diagnosis:
             "frameworks": list(self.frameworks),
             "evidence": [{"line": e.line, "text": e.text} for e in self.evidence],
             "env": list(self.env), "notes": list(self.notes),
-            "findings": [f.to_json() for f in self.findings], "lines": self.lines, "bytes": self.bytes,
+            "findings": [f.to_json() for f in self.findings], "ecosystems": list(self.ecosystems),
+            "reasoning": list(self.reasoning), "lines": self.lines, "bytes": self.bytes,
         }
         if self.error is not None:
             d["error"] = self.error

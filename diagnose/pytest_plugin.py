@@ -128,13 +128,13 @@ def reading_for(exc: BaseException, last: dict | None) -> tuple[str, dict]:
         reading = _numerics(last)
         if reading is not None:
             props["numerics"] = {"verdict": reading.verdict, "decided_by": reading.decided_by,
-                                 "findings": [f.pattern for f in reading.findings]}
+                                 "findings": reading.patterns}
             if "family" not in props:
                 props.update({"family": reading.family, "origin": reading.origin})
                 lines.append(f"family: {reading.family} (origin {reading.origin})")
             lines.append(f"numerics verdict: {reading.verdict}: {reading.decided_by}")
-            for f in reading.findings:
-                lines.append(f"  {f.pattern} ({f.origin}): {f.summary}")
+            for f, name in zip(reading.findings, reading.patterns):
+                lines.append(f"  {name} ({f.origin or f.severity}): {f.title}")
             m = reading.measures
             lines.append(f"  max |out-ref| {m['abs_max']:.4g} at {m['abs_max_index']}, max {m['ulp_max']:.4g} ULP "
                          f"of {m['dtype']}, ‖out-ref‖/‖ref‖ {m['norm_ratio']:.3g}, NaN out/ref "

@@ -7,7 +7,7 @@ import json
 import sys
 
 from diagnose.model import Diagnosis
-from signatures.normalise import visible
+from signatures.normalise import strip_prefix, visible
 
 CSV_FIELDS = ("path", "family", "origin", "signature", "confidence", "title", "root_line", "root_text",
               "facts", "fix", "next_step", "error")
@@ -32,7 +32,11 @@ def write_csv(results: list[Diagnosis], out=sys.stdout) -> None:
 
 
 def _md(text: str) -> str:
-    return visible(text).replace("|", "\\|").replace("\n", " ")
+    """Untrusted text in a Markdown cell: control characters visible, then backticks, pipes and HTML
+    escaped (findings.render.md_escape, the one escaper)."""
+    from findings.render import md_escape
+
+    return md_escape(visible(text))
 
 
 def summary(results: list[Diagnosis]) -> tuple[collections.Counter, collections.Counter]:
@@ -47,8 +51,8 @@ def write_markdown(results: list[Diagnosis], out=sys.stdout) -> None:
     out.write("\n| origin | logs |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in org.most_common()))
     out.write("\n| path | family | origin | signature | conf. | root line | fix |\n|---|---|---|---|---:|---|---|\n")
     for d in results:
-        root = f"{d.root.line}: `{_md(d.root.text)[:160]}`" if d.root else (d.error or "")
-        out.write(f"| {_md(d.path)} | {d.family} | {d.origin or ''} | {d.signature or ''} | "
+        root = f"{d.root.line}: {_md(d.root.text.strip()[:160])}" if d.root else _md(d.error or "")
+        out.write(f"| {_md(d.path)} | {d.family} | {d.origin or ''} | {_md(d.signature or '')} | "
                   f"{d.confidence:.2f} | {root} | {_md(d.fix)} |\n")
 
 
@@ -58,33 +62,87 @@ def _text(s: str, style: str = ""):
     return Text(visible(s), style=style)
 
 
-FAMILY_STYLE = {"none": "green", "unknown": "yellow"}
+FAMILY_STYLE = {"none": "green", "unknown": "bold yellow"}
+LOW_CONFIDENCE = 0.6
+
+
+def family_label(d: Diagnosis) -> tuple[str, str]:
+    """The family as the table shows it, and its style: a miss must not look like a true negative.
+
+    `unknown?` a failure nothing explains; `~oom?` a guess from the wording (no signature); `oom?`
+    a signature diagnosis with confidence under 0.6."""
+    sig = d.signature or ""
+    if d.family == "unknown":
+        return "unknown?", "bold yellow"
+    if sig.startswith("fallback."):
+        return f"~{d.family}?", "yellow"
+    if d.family != "none" and d.confidence < LOW_CONFIDENCE:
+        return f"{d.family}?", "yellow"
+    return d.family, FAMILY_STYLE.get(d.family, "bold red")
+
+
+def shorten_left(text: str, width: int) -> str:
+    """'runs/2024/task-0042/output.log' -> '…task-0042/output.log': the end tells tasks apart."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[-width:]
+    return "…" + text[-(width - 1):]
+
+
+def _sig_or_title(d: Diagnosis) -> str:
+    sig = d.signature or ""
+    if sig.startswith(d.family + "."):
+        sig = sig[len(d.family) + 1:]          # the family is in its own column
+    if sig.startswith("fallback."):
+        return "guessed from the wording; no signature"
+    if d.family == "unknown":
+        return d.title or "a failure no signature explains"
+    return sig or d.title
 
 
 def write_table(results: list[Diagnosis], console=None) -> None:
+    """Two lines a log: path (shortened from the left), family (marked when unsure), confidence,
+    signature (origin too on wide terminals); then the root line with the whole width."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     import os
 
     console = console or Console()
+    width = max(60, console.width or 80)
     paths = [d.path for d in results if d.path != "-"]
     base = os.path.commonpath(paths) if len(paths) > 1 else ""
     if base and any(p == base for p in paths):
         base = os.path.dirname(base)
-    table = Table(show_lines=False, header_style="bold", expand=True,
-                  title=f"in {base}/" if base else None, title_justify="left")
-    for col, kw in (("path", {"overflow": "fold", "ratio": 2, "min_width": 12}),
-                    ("family", {"min_width": 10, "no_wrap": True}), ("origin", {"min_width": 8, "no_wrap": True}),
-                    ("conf", {"justify": "right", "min_width": 4, "no_wrap": True}),
-                    ("root line", {"overflow": "ellipsis", "ratio": 3, "min_width": 20, "no_wrap": True})):
-        table.add_column(col, **kw)
-    for d in results:
-        root = f"{d.root.line}: {d.root.text.strip()}" if d.root else (f"error: {d.error}" if d.error else "")
-        shown = os.path.relpath(d.path, base) if base and d.path != "-" else d.path
-        table.add_row(_text(shown), _text(d.family, FAMILY_STYLE.get(d.family, "bold red")),
-                      _text(d.origin or ""), f"{d.confidence:.2f}", _text(root))
-    console.print(table)
+    shown = [os.path.relpath(d.path, base) if base and d.path != "-" else d.path for d in results]
+    fam_w = max([len(family_label(d)[0]) for d in results] + [6])
+    wide = width >= 110
+    org_w = max([len(d.origin or "-") for d in results] + [6]) if wide else 0
+    path_w = min(max([len(p) for p in shown] + [4]), max(16, (width - fam_w - org_w - 8) // 2))
+    if base:
+        console.print(Text(f"in {base}/", style="bold"))
+    head = Text(f"{'path':<{path_w}} {'family':<{fam_w}} conf " + (f"{'origin':<{org_w}} " if wide else "")
+                + "signature / title", style="bold")
+    console.print(head, no_wrap=True, overflow="ellipsis")
+    rest = width - path_w - fam_w - org_w - (8 if wide else 7)
+    for d, p in zip(results, shown):
+        label, style = family_label(d)
+        row = Text()
+        row.append(f"{visible(shorten_left(p, path_w)):<{path_w}} ")
+        row.append(f"{label:<{fam_w}} ", style=style)
+        conf = f"{d.confidence:.2f}"
+        row.append(f"{conf:>4} ", style="yellow" if d.family not in ("none",) and d.confidence < LOW_CONFIDENCE else "")
+        if wide:
+            row.append(f"{d.origin or '-':<{org_w}} ", style="dim")
+        row.append(visible(_sig_or_title(d))[:max(rest, 8)], style="cyan")
+        console.print(row, no_wrap=True, overflow="ellipsis", crop=True)
+        root = f"{d.root.line}: {strip_prefix(d.root.text).strip()}" if d.root else (f"error: {d.error}" if d.error else "")
+        if root:
+            line = visible(root)
+            line = line if len(line) <= width - 4 else line[:width - 5] + "…"
+            console.print(Text("    " + line, style="dim"), no_wrap=True, overflow="ellipsis", crop=True)
     fam, org = summary(results)
     s = Table(title=f"{len(results)} logs", show_header=True, header_style="bold")
     s.add_column("family")
@@ -97,6 +155,10 @@ def write_table(results: list[Diagnosis], console=None) -> None:
         o = orgs[i] if i < len(orgs) else ("", "")
         s.add_row(f[0], str(f[1]), o[0], str(o[1]))
     console.print(s)
+    unsure = sum(1 for d in results if family_label(d)[0].endswith("?"))
+    if unsure:
+        console.print(Text(f"{unsure} marked ?: unknown, a wording guess, or confidence under {LOW_CONFIDENCE}: "
+                           "read their root lines", style="yellow"))
 
 
 def _context_lines(path: str, wanted: set[int], around: int = 2) -> dict[int, str]:
@@ -127,60 +189,89 @@ def _context_lines(path: str, wanted: set[int], around: int = 2) -> dict[int, st
 
 
 def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> None:
+    """One diagnosis in full, readable at 80 columns: header, evidence in context (wrapped under its
+    line number), the cascade (one link a line, its text below), facts, reasoning, fix, next step."""
     from rich.console import Console, Group
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
 
+    from signatures.facts import render
+
     console = console or Console()
+    width = max(60, console.width or 80)
+    label, style = family_label(d)
     head = Text()
-    head.append(f"{d.family}", style=FAMILY_STYLE.get(d.family, "bold red"))
-    head.append(f"  origin: {d.origin or '-'}  signature: {d.signature or '-'}  confidence: {d.confidence:.2f}\n")
+    head.append(label, style=style)
+    head.append(f"  origin: {d.origin or '-'}  confidence: {d.confidence:.2f}\n")
+    head.append(f"signature: {visible(d.signature or '-')}")
+    if d.ecosystems:
+        head.append(f"  log: {', '.join(d.ecosystems)}", style="dim")
+    head.append("\n")
     head.append(visible(d.title), style="bold")
     if d.error:
         head.append(f"\ninput: {visible(d.error)}", style="yellow")
-    console.print(Panel(head, title=visible(d.path), title_align="left"))
+    console.print(Panel(head, title=visible(shorten_left(d.path, width - 8)), title_align="left"))
 
     evidence = {e.line for e in d.evidence} | ({d.root.line} if d.root else set())
     ctx = _context_lines(log_path or d.path, set(sorted(evidence)[:30]))
     if ctx:
-        body = Text()
+        body = Table(show_header=False, box=None, padding=0, expand=True)
+        body.add_column(no_wrap=True)
+        body.add_column(overflow="fold", ratio=1)
         prev = None
         for n in sorted(ctx):
             if prev is not None and n != prev + 1:
-                body.append("   ⋮\n", style="dim")
+                body.add_row(Text("      ⋮ ", style="dim"), Text(""))
             prev = n
             is_root = d.root is not None and n == d.root.line
             style = "bold red" if is_root else ("yellow" if n in evidence else "dim")
-            body.append(f"{'▶' if is_root else ' '}{n:>7} │ ", style="dim" if not is_root else "bold red")
-            body.append(visible(ctx[n]) + "\n", style=style)
+            body.add_row(Text(f"{'▶' if is_root else ' '}{n:>6} │ ", style="bold red" if is_root else "dim"),
+                         Text(visible(ctx[n]), style=style))
         console.print(Panel(body, title="evidence (▶ root)", title_align="left"))
 
     if d.chain:
-        t = Table(title="cascade (root → symptoms)", title_justify="left", show_header=True, header_style="bold",
-                  expand=True)
-        for c in ("line", "role", "family", "signature"):
-            t.add_column(c, no_wrap=True)
-        t.add_column("text", overflow="ellipsis", no_wrap=True, ratio=1, min_width=20)
+        t = Text()
         for link in d.chain[:20]:
-            t.add_row(str(link.line), link.role, link.family, link.signature, Text(visible(link.text.strip())))
-        console.print(t)
+            mark = "▶" if link.role == "root" else " "
+            t.append(f"{mark}{link.line:>6}  ", style="bold red" if link.role == "root" else "dim")
+            t.append(f"{link.role:<9} ", style="bold" if link.role == "root" else "")
+            if not link.signature.startswith(link.family + "."):
+                t.append(f"{link.family}  ")
+            t.append(visible(link.signature) + "\n", style="cyan")
+            text = visible(link.text.strip())
+            room = width - 14
+            t.append("         " + (text if len(text) <= room else text[:room - 1] + "…") + "\n", style="dim")
+        t.rstrip()
+        console.print(Panel(t, title="cascade (root → symptoms)", title_align="left"))
 
     parts = []
     if d.facts:
         ft = Table(show_header=False, box=None, padding=(0, 1))
-        from signatures.facts import render
-
+        ft.add_column(style="cyan", no_wrap=True)
+        ft.add_column(overflow="fold")
         for k, v in d.facts.items():
             ft.add_row(Text(k, style="cyan"), Text(visible(render(k, v))))
         parts.append(Panel(ft, title="facts", title_align="left"))
-    for label, text in (("why", d.explanation), ("fix", d.fix), ("next step", d.next_step)):
+    if d.reasoning:
+        parts.append(Panel(Text("\n".join("• " + visible(r) for r in d.reasoning)), title="reasoning",
+                           title_align="left"))
+    for label_, text in (("why", d.explanation), ("fix", d.fix), ("next step", d.next_step)):
         if text:
-            parts.append(Panel(Text(visible(text)), title=label, title_align="left"))
+            parts.append(Panel(Text(visible(text)), title=label_, title_align="left"))
     if d.env:
         parts.append(Panel(Text("\n".join(visible(e) for e in d.env)), title="environment", title_align="left"))
     if d.notes:
         parts.append(Panel(Text("\n".join(visible(e) for e in d.notes)), title="notes", title_align="left"))
     if d.references:
         parts.append(Panel(Text("\n".join(d.references)), title="references", title_align="left"))
+    if d.findings:
+        from findings.render import text_block
+
+        shown = d.findings[:8]
+        body = "\n\n".join(visible(text_block(f, max(console.width - 4, 40))) for f in shown)
+        more = len(d.findings) - len(shown)
+        if more:
+            body += f"\n\n... {more} more (--json lists them all)"
+        parts.append(Panel(Text(body), title=f"findings ({len(d.findings)})", title_align="left"))
     console.print(Group(*parts))

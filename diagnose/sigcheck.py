@@ -42,6 +42,10 @@ def check_signature(sig: Signature, matcher) -> list[Problem]:
                 merged.setdefault(k, v)
         for msg in _facts_differ(ex.facts, merged):
             problems.append(Problem(sig.id, sig.file, f"{msg} in {ex.line!r}"))
+        unasserted = sorted(set(merged) - set(ex.facts))
+        if unasserted:
+            problems.append(Problem(sig.id, sig.file, f"example captures fact(s) it does not assert "
+                                                       f"({', '.join(unasserted)}): {ex.line!r}"))
         if sig.role != "benign" and not all(m.demoted for m in own):
             d = decide(scan, "<example>")
             if d.family != sig.family:

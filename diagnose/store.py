@@ -241,6 +241,29 @@ class Store:
     def set_note(self, task_id: int, note: str, reviewer: str) -> None:
         self._write([task_id], reviewer, note=note)
 
+    def clear_verdict(self, task_ids, reviewer: str) -> None:
+        """The tasks go back to unreviewed; their notes are kept."""
+        self._write(list(task_ids), reviewer, verdict=None, family=None, origin=None)
+
+    def state(self, task_ids) -> dict[int, tuple]:
+        """Each task's (verdict, family, origin, note) now: what an undo restores."""
+        out = {}
+        for tid in task_ids:
+            r = self.db.execute("SELECT verdict, family, origin, note FROM verdicts WHERE task_id=?", (tid,)).fetchone()
+            out[tid] = tuple(r) if r else (None, None, None, "")
+        return out
+
+    def restore(self, states: dict[int, tuple], reviewer: str) -> None:
+        """Put back what `state` returned (the undo of a verdict or note), in one transaction."""
+        at = now()
+        with self.tx():
+            for tid, (verdict, family, origin, note) in states.items():
+                self._write_one(tid, reviewer, at, verdict, family, origin, note or "")
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (another reviewer's TUI, a triage run) commits."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0]
+
     def _write(self, task_ids: list[int], reviewer: str, **change) -> None:
         at = now()
         with self.tx():
@@ -252,18 +275,21 @@ class Store:
                     verdict, family, origin = change["verdict"], change["family"], change["origin"]
                 if "note" in change:
                     note = change["note"]
-                content = self.db.execute("SELECT hash FROM tasks WHERE id=?", (tid,)).fetchone()
-                if content is None:
-                    raise KeyError(f"no task {tid} in {self.path}")
-                self.db.execute(
-                    """INSERT INTO verdicts (task_id, verdict, family, origin, note, reviewer, at, hash)
-                       VALUES (?,?,?,?,?,?,?,?)
-                       ON CONFLICT(task_id) DO UPDATE SET verdict=excluded.verdict, family=excluded.family,
-                         origin=excluded.origin, note=excluded.note, reviewer=excluded.reviewer,
-                         at=excluded.at, hash=excluded.hash""",
-                    (tid, verdict, family, origin, note, reviewer, at, content[0]))
-                self.db.execute("INSERT INTO history (task_id, verdict, family, origin, note, reviewer, at) "
-                                "VALUES (?,?,?,?,?,?,?)", (tid, verdict, family, origin, note, reviewer, at))
+                self._write_one(tid, reviewer, at, verdict, family, origin, note)
+
+    def _write_one(self, tid, reviewer, at, verdict, family, origin, note) -> None:
+        content = self.db.execute("SELECT hash FROM tasks WHERE id=?", (tid,)).fetchone()
+        if content is None:
+            raise KeyError(f"no task {tid} in {self.path}")
+        self.db.execute(
+            """INSERT INTO verdicts (task_id, verdict, family, origin, note, reviewer, at, hash)
+               VALUES (?,?,?,?,?,?,?,?)
+               ON CONFLICT(task_id) DO UPDATE SET verdict=excluded.verdict, family=excluded.family,
+                 origin=excluded.origin, note=excluded.note, reviewer=excluded.reviewer,
+                 at=excluded.at, hash=excluded.hash""",
+            (tid, verdict, family, origin, note, reviewer, at, content[0]))
+        self.db.execute("INSERT INTO history (task_id, verdict, family, origin, note, reviewer, at) "
+                        "VALUES (?,?,?,?,?,?,?)", (tid, verdict, family, origin, note, reviewer, at))
 
     # -- export -----------------------------------------------------------------------------------
 

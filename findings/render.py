@@ -6,18 +6,25 @@ import textwrap
 
 from findings.model import Finding, sort_findings
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+-.!|~"})
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~"})
 
 
 def md_escape(text: str) -> str:
-    """Markdown-safe inline text: backticks, pipes and HTML are escaped, newlines become spaces."""
-    return str(text).replace("\r", " ").replace("\n", " ").translate(_MD_SPECIAL)
+    """Markdown-safe inline text: emphasis, code, links, tables and HTML cannot start (backslash, backtick,
+    * _ [ ] < > | ~ escaped; a leading # or list marker too); newlines become spaces. Plain punctuation
+    stays as it is, so the text still reads well where it is pasted unrendered."""
+    out = str(text).replace("\r", " ").replace("\n", " ").translate(_MD_SPECIAL)
+    if out[:1] in "#+-=" and out:
+        out = "\\" + out
+    return out
 
 
 def text_block(f: Finding, width: int = 80) -> str:
     """`file:line:col  severity  id` then the title, the source line, why and fix, wrapped to width."""
     wrap = lambda s, ind="    ": textwrap.fill(s, width, initial_indent=ind, subsequent_indent=ind)  # noqa: E731
     head = "  ".join(x for x in (f.where, f.severity, f.id) if x)
+    if len(head) > width and f.where:          # a long path: the place alone, then severity and id
+        head = f.where + "\n" + wrap("  ".join(x for x in (f.severity, f.id) if x))
     lines = [head, wrap(f.title)]
     if f.evidence and f.evidence[0].text:
         lines.append("    | " + f.evidence[0].text.strip()[: width - 6])
@@ -30,6 +37,24 @@ def text_block(f: Finding, width: int = 80) -> str:
 
 def text(findings, width: int = 80) -> str:
     return "\n\n".join(text_block(f, width) for f in sort_findings(findings))
+
+
+def table(findings, width: int = 80) -> str:
+    """One line per finding, `file:line:col  S  id  title` (S: E/W/I), the title cut to the width;
+    when the place and id leave too little room, the title goes on the next line, indented."""
+    rows = []
+    for f in sort_findings(findings):
+        head = f"{f.where}  {f.severity[0].upper()}  {f.id}"
+        if len(head) > width:
+            rows.append(f.where)
+            head = f"   {f.severity[0].upper()}  {f.id}"
+        room = width - len(head) - 2
+        if room < 30:
+            rows.append(head)
+            head, room = "   ", width - 5
+        title = f.title if len(f.title) <= room else f.title[: room - 1] + "…"
+        rows.append(f"{head}  {title}")
+    return "\n".join(rows)
 
 
 def jsonl(findings) -> str:
@@ -51,8 +76,23 @@ def sarif(findings, tool: str = "diagnose", version: str = "", rules: dict | Non
     findings = sort_findings(findings)
     rules = rules or {}
     ids = sorted({f.id for f in findings} | set(rules))
+
+    def rule(i):
+        meta = rules.get(i, i)
+        if isinstance(meta, str):       # id -> a one-line description
+            return {"id": i, "shortDescription": {"text": meta}}
+        # id -> {"short": ..., "full": ..., "help": ..., "level": ...}: full SARIF rule metadata
+        out = {"id": i, "shortDescription": {"text": meta.get("short") or i}}
+        if meta.get("full"):
+            out["fullDescription"] = {"text": meta["full"]}
+        if meta.get("help"):
+            out["help"] = {"text": meta["help"]}
+        if meta.get("level"):
+            out["defaultConfiguration"] = {"level": _SARIF_LEVEL.get(meta["level"], "warning")}
+        return out
+
     driver = {"name": tool, "version": version, "informationUri": "https://example.invalid/diagnose",
-              "rules": [{"id": i, "shortDescription": {"text": rules.get(i, i)}} for i in ids]}
+              "rules": [rule(i) for i in ids]}
     results = []
     for f in findings:
         r = {"ruleId": f.id, "level": _SARIF_LEVEL[f.severity],

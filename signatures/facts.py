@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import re
 
+from findings.dtypes import canonical
+
 _UNITS = {
     "": 1, "b": 1, "byte": 1, "bytes": 1,
-    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    # a bare K/M/G/T is XLA's HumanReadableNumBytes ("Used 21.95G of 15.48G hbm"): binary
+    "k": 1024, "kb": 1000, "m": 1024**2, "mb": 1000**2, "g": 1024**3, "gb": 1000**3, "t": 1024**4, "tb": 1000**4,
     "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
 }
 _SIZE = re.compile(r"^\s*(?P<num>0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?i?[bB](?:ytes?)?|[kKmMgGtT])?\s*$")
@@ -26,8 +29,8 @@ _SIZE = re.compile(r"^\s*(?P<num>0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*(?P<unit>[kKmMg
 def parse_bytes(text: str) -> int | None:
     """'2.00 GiB' -> 2147483648; '0x10000 bytes' -> 65536; '48KB' -> 48000 (KB is decimal, KiB binary).
 
-    torch prints binary sizes as "GiB"; older torch and XLA print "GB"/"G" meaning GiB as well, but
-    we keep SI meaning for SI units: the number a reviewer reads is in the raw text anyway.
+    torch prints binary sizes as "GiB"; older torch prints "GB" meaning GiB as well, but we keep SI
+    meaning for SI units. A bare "G"/"M"/"K" (XLA's "Used 21.95G of 15.48G") is binary, as XLA means it.
     """
     m = _SIZE.match(text.replace(",", ""))
     if not m:
@@ -43,14 +46,14 @@ def parse_bytes(text: str) -> int | None:
 
 
 def format_bytes(n: int) -> str:
-    """262144 -> '262144 B (256 KiB)'; exact byte count first, a readable size after."""
+    """262144 -> '256 KiB'; 2426656522 -> '2.26 GiB'; 512 -> '512 B': a size as a reader says it
+    (binary units, at most two decimals; the exact count is in the log and in the JSON facts)."""
     if n < 1024:
         return f"{n} B"
     for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= size:
-            value = n / size
-            shown = f"{value:.0f}" if value == int(value) else f"{value:.2f}"
-            return f"{n} B ({shown} {unit})"
+            shown = f"{n / size:.2f}".rstrip("0").rstrip(".")
+            return f"{shown} {unit}"
     return f"{n} B"
 
 
@@ -74,29 +77,9 @@ def parse_shape(text: str) -> list[int] | None:
     return [int(n) for n in nums] if nums else None
 
 
-_DTYPES = {
-    "float": "float32", "float32": "float32", "fp32": "float32", "f32": "float32", "single": "float32",
-    "double": "float64", "float64": "float64", "fp64": "float64", "f64": "float64",
-    "half": "float16", "float16": "float16", "fp16": "float16", "f16": "float16",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "long": "int64", "int64": "int64", "i64": "int64", "s64": "int64",
-    "int": "int32", "int32": "int32", "i32": "int32", "s32": "int32",
-    "short": "int16", "int16": "int16", "i16": "int16", "char": "int8", "int8": "int8", "i8": "int8", "s8": "int8",
-    "byte": "uint8", "uint8": "uint8", "u8": "uint8", "bool": "bool", "i1": "bool", "pred": "bool",
-    "complexfloat": "complex64", "complex64": "complex64", "complexdouble": "complex128",
-    "float8_e4m3fn": "float8_e4m3fn", "fp8e4nv": "float8_e4m3fn", "f8e4m3fn": "float8_e4m3fn", "fp8e4m3": "float8_e4m3fn",
-    "float8_e5m2": "float8_e5m2", "fp8e5": "float8_e5m2", "f8e5m2": "float8_e5m2", "fp8e5m2": "float8_e5m2",
-    "tf32": "tf32",
-}
-
-
 def parse_dtype(text: str) -> str:
-    t = text.strip().strip("'\"`").lower()
-    for prefix in ("torch.", "c10::", "tl.", "jnp.", "np.", "numpy.", "at::", "scalartype::"):
-        if t.startswith(prefix):
-            t = t[len(prefix):]
-    t = t.replace("<", "").replace(">", "")
-    return _DTYPES.get(t, t)
+    """The canonical dtype name, from the project's one table (findings/dtypes.py)."""
+    return canonical(text)
 
 
 def parse_device(text: str) -> str:

@@ -14,11 +14,12 @@ try:                      # Python 3.11+: the parser lives in re._parser; sre_pa
     from re import _parser as sre_parse
 except ImportError:       # pragma: no cover
     import sre_parse
-from signatures.taxonomy import FAMILIES, NON_FAILURE, ORIGINS, ROLES
+from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLES
 
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
-KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings"}
+KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for"}
+TIERS = ("hard", "support")
 MAX_PATTERN_LEN = 2000
 
 
@@ -106,6 +107,8 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         raise SignatureError(f"{_where(path, sig_id)}: unknown origin {raw['origin']!r}; one of {', '.join(ORIGINS)}")
     if raw["role"] not in ROLES:
         raise SignatureError(f"{_where(path, sig_id)}: role must be one of {', '.join(ROLES)}, not {raw['role']!r}")
+    if raw.get("tier", "hard") not in TIERS:
+        raise SignatureError(f"{_where(path, sig_id)}: tier must be one of {', '.join(TIERS)}, not {raw['tier']!r}")
     if not isinstance(raw["priority"], int) or not 0 <= raw["priority"] <= 100:
         raise SignatureError(f"{_where(path, sig_id)}: priority must be an integer 0..100")
     patterns = _as_tuple(raw["patterns"], path, sig_id, "patterns")
@@ -121,6 +124,7 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         for name in re.findall(r"\{(\w+)\}", template):
             if name not in groups:
                 raise SignatureError(f"{_where(path, sig_id)}: fix uses {{{name}}} but no pattern captures it")
+    fix_for, next_step_for = _variants(raw, path, sig_id, groups)
     examples = []
     late_no_match: list[str] = []
     for ex in raw.get("match", []):
@@ -135,6 +139,15 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         examples.append(Example(ex["line"], dict(ex.get("facts", {}))))
     if not examples:
         raise SignatureError(f"{_where(path, sig_id)}: needs at least one [[signature.match]] example")
+    # every pattern is shown working on a line, and every signature says what it must not take: a
+    # pattern no example exercises is knowledge no test holds
+    for p in patterns:
+        rx = re.compile(p)
+        if not any(rx.search(ex.line) for ex in examples):
+            raise SignatureError(f"{_where(path, sig_id)}: pattern {p!r} has no [[signature.match]] example")
+    no_match = _as_tuple(raw.get("no_match", []), path, sig_id, "no_match") + tuple(late_no_match)
+    if not no_match:
+        raise SignatureError(f"{_where(path, sig_id)}: needs at least one no_match line (a near miss it must not take)")
     return Signature(
         id=sig_id, family=family, origin=raw["origin"],
         frameworks=_as_tuple(raw["frameworks"], path, sig_id, "frameworks"),
@@ -142,9 +155,33 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         explanation=_prose(raw["explanation"]), fix=tuple(_prose(f) for f in fixes), next_step=_prose(raw["next_step"]),
         references=_as_tuple(raw.get("references", []), path, sig_id, "references"),
         examples=tuple(examples),
-        counterexamples=_as_tuple(raw.get("no_match", []), path, sig_id, "no_match") + tuple(late_no_match),
-        in_warnings=bool(raw.get("in_warnings", False)), file=str(path),
+        counterexamples=no_match,
+        in_warnings=bool(raw.get("in_warnings", False)), file=str(path), tier=raw.get("tier", "hard"),
+        fix_for=fix_for, next_step_for=next_step_for,
     )
+
+
+def _variants(raw: dict, path: Path, sig_id: str, groups: set):
+    """`fix_for` / `next_step_for`: per-ecosystem variants (keys from signatures.taxonomy.ECOSYSTEMS)."""
+    out = []
+    for key in ("fix_for", "next_step_for"):
+        table = raw.get(key, {})
+        if not isinstance(table, dict):
+            raise SignatureError(f"{_where(path, sig_id)}: {key!r} must be a table of ecosystem = text")
+        pairs = []
+        for eco, value in table.items():
+            if eco not in ECOSYSTEMS:
+                raise SignatureError(f"{_where(path, sig_id)}: {key} names unknown ecosystem {eco!r}; "
+                                     f"one of {', '.join(ECOSYSTEMS)}")
+            texts = _as_tuple(value, path, sig_id, f"{key}.{eco}")
+            for template in texts:
+                for name in re.findall(r"\{(\w+)\}", template):
+                    if name not in groups:
+                        raise SignatureError(f"{_where(path, sig_id)}: {key}.{eco} uses {{{name}}} but no pattern captures it")
+            texts = tuple(_prose(t) for t in texts)
+            pairs.append((eco, texts if key == "fix_for" else texts[0]))
+        out.append(tuple(pairs))
+    return out[0], out[1]
 
 
 def load_file(path: Path) -> list[Signature]:

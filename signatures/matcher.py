@@ -27,6 +27,7 @@ from pathlib import Path
 from signatures.facts import normalise as normalise_fact
 from signatures.literals import BOUNDARY, required_literals, weak_literals
 from signatures.literals import text as literal_text
+from signatures.evidence import hint_patterns
 from signatures.model import Match, Signature
 from signatures.normalise import line_level, normalise_chunk
 
@@ -39,22 +40,11 @@ TOGETHER_MIN = 1 << 20   # chunks this big locate all their gated patterns in on
 GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patterns' second phase
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
+OK_HINTS = 5             # lines of normal progress kept (evidence for `none`)
 
-# Generic failure evidence, for logs no signature explains (family `unknown`) and for `none`.
-HINTS: list[tuple[str, str]] = [
-    ("traceback", r"Traceback \(most recent call last\)"),
-    ("frame", r"^\s*File \"[^\"]+\", line \d+, in "),
-    ("exception", r"(?:^|[\s:\]>])(?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt)(?:\[\w+\])?: "),
-    # a raised class from a package module whose name does not say Error: triton.runtime.errors.OutOfResources:
-    ("exception", r"(?:^|[\s:\]>])[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\.[A-Z][A-Za-z0-9]+: "),
-    ("error", r"(?:^|[\s\]])(?:[Ee]rror|ERROR|FAILED|Failed)(?:\s*\[[\w-]+\])?\s*[:!]"),
-    # absl/XLA status codes, and CUDA's numeric reports: CUDA error = 999, CUDA failure 74
-    ("error", r"\b(?:RESOURCE_EXHAUSTED|INTERNAL|FAILED_PRECONDITION|INVALID_ARGUMENT|UNIMPLEMENTED|UNAVAILABLE|DEADLINE_EXCEEDED|ABORTED|DATA_LOSS): "),
-    ("error", r"(?i)\bCUDA (?:error|failure)\s*(?:=|:|code)?\s*[1-9]\d*\b"),
-    ("fatal", r"(?i)(?:\bfatal (?:python )?error\b|Segmentation fault|core dumped|\bAborted\b|terminate called after|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL)\b)"),
-    ("fatal", r"\] Check failed: "),     # glog/absl CHECK failures (F-level lines)
-    ("exit", r"(?i)(?:exit(?:ed)?(?: with)? (?:code|status)[ :=]*-?[1-9]\d*|returned non-zero exit status|exitcode\s*:\s*-?[1-9]|\bKilled\b)"),
-]
+# Generic evidence (signatures/evidence.toml): lines that say a log failed, or ran on normally,
+# without saying why; reported as hints for the engine's unknown / none decision.
+HINTS: list[tuple[str, str]] = hint_patterns()
 
 
 @dataclass
@@ -505,11 +495,16 @@ class Matcher:
     def _collect(self, pending, base, result: ScanResult) -> None:
         head: list = []
         tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
+        ok: list = []                               # a few lines of normal progress are enough
         levels: dict[str, str | None] = {}          # several signatures often hit the same line
         for idx, n, text, pid, m in pending:
             line_no = base[idx] + n
             kind, sig = self.owners[pid]
             if sig is None:
+                if kind == "ok":
+                    if len(ok) < OK_HINTS:
+                        ok.append((kind, line_no, text))
+                    continue
                 (head if len(head) < TAIL_HINTS else tail).append((kind, line_no, text))
                 continue
             facts = {}
@@ -522,7 +517,7 @@ class Matcher:
             demoted = not sig.in_warnings and levels[text] is not None
             result.matches.append(Match(sig, line_no, text, facts, demoted))
         result.matches.sort(key=lambda m: m.line)
-        result.hints = sorted(set(head) | set(tail), key=lambda h: (h[1], h[0]))
+        result.hints = sorted(set(head) | set(tail) | set(ok), key=lambda h: (h[1], h[0]))
 
     def _recount(self, path, need: int) -> list[int]:
         counts = []

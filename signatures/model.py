@@ -27,7 +27,12 @@ class Signature:
     examples: tuple[Example, ...]
     counterexamples: tuple[str, ...]
     in_warnings: bool = False     # still a failure when logged at warning/info level
+    fix_for: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (ecosystem, fix templates) for logs of it
+    next_step_for: tuple[tuple[str, str], ...] = ()         # (ecosystem, next step)
     file: str = ""
+    # evidence tier: `hard` names the failure; `support` points at a family without naming the
+    # failure (a traceback frame in an autotuner, a status code): used only when no hard root is found
+    tier: str = "hard"
 
 
 @dataclass

@@ -40,3 +40,8 @@ ROLES = ("root", "symptom", "wrapper", "benign")
 
 # Families a reviewer reads as "no answer": never carried by a signature.
 NON_FAILURE = ("none", "unknown")
+
+# The ecosystems advice is written for (diagnose/advice/frameworks.toml describes each; a test holds
+# the two lists equal). A signature's `fix_for` / `next_step_for` keys are these names.
+ECOSYSTEMS = ("neuron", "jax", "tensorflow", "triton", "lua-torch", "julia", "rocm", "pytorch", "python",
+              "native", "nvidia", "generic")

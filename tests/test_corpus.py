@@ -210,3 +210,24 @@ def test_readme_counts_are_the_manifests():
     assert f"({len(manifest)} logs" in counts
     for column in ("family", "origin", "framework"):
         assert tables[column] == dict(collections.Counter(r[column] for r in manifest)), column
+
+
+# Origin is judged from the evidence (signature origins and diagnose/advice/rules.toml). These
+# corpus logs do not show whose fault it is, so the tool's origin differs from the scenario's intent:
+CORPUS_ORIGIN_MISSES = {
+    # one rank's gloo recv timeout: the log cannot show that the other rank never called all_reduce
+    "harness-gloo-collective-on-one-rank",
+    # a view of a non-contiguous tensor: the transpose that made it happened in lines the log omits
+    "torch-view-after-transpose",
+    # every element off by a softmax-sized error: a mask bug and a precision loss read the same
+    "triton-interp-softmax-mask-bug",
+}
+
+
+def test_corpus_origins_are_right_except_the_named_misses():
+    wrong = {}
+    for r in ROWS:
+        d = diagnose_file(CORPUS / "logs" / f"{r['id']}.log")
+        if (d.origin or "-") != r["origin"]:
+            wrong[r["id"]] = f"want {r['origin']}, got {d.origin} ({d.signature})"
+    assert set(wrong) == CORPUS_ORIGIN_MISSES, wrong

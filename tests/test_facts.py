@@ -8,6 +8,7 @@ def test_bytes():
     assert facts.parse_bytes("262144") == 262144
     assert facts.parse_bytes("20.00 MiB") == 20 * 1024**2
     assert facts.parse_bytes("48KB") == 48000
+    assert facts.parse_bytes("21.95G") == round(21.95 * 1024**3) and facts.parse_bytes("64.0K") == 65536
     assert facts.parse_bytes("1,024 bytes") == 1024
     assert facts.parse_bytes("lots") is None
 
@@ -30,5 +31,6 @@ def test_typed_by_group_name():
     assert facts.normalise("device_cc", "sm_86") == "8.6"
     assert facts.normalise("line", "42") == 42
     assert facts.normalise("kernel", " my_kernel ") == "my_kernel"
-    assert facts.render("limit_bytes", 232448) == "232448 B (227 KiB)"
+    assert facts.render("limit_bytes", 232448) == "227 KiB"
+    assert facts.render("requested_bytes", 2426656522) == "2.26 GiB" and facts.render("x_bytes", 512) == "512 B"
     assert facts.render("arch", "9.0") == "sm_90"

@@ -44,6 +44,7 @@ next_step = "n"
 [[signature.match]]
 line = "Tried to allocate 2.00 GiB"
 facts = { requested_bytes = 2147483648 }
+no_match = ["Tried to free 2.00 GiB"]
 '''
 
 
@@ -60,6 +61,8 @@ def test_good_file_loads(tmp_path):
     (("patterns = ['Tried", "patterns = ['(?<=x)Tried"), "lookaround"),
     (('origin = "resource-limit"', 'origin = "cosmic-rays"'), "unknown origin"),
     (('fix = ["needs {requested_bytes}"]', 'fix = ["needs {nothing}"]'), "no pattern captures it"),
+    (("patterns = ['Tried", "patterns = ['Could not allocate', 'Tried"), "has no [[signature.match]] example"),
+    (('no_match = ["Tried to free 2.00 GiB"]', ''), "needs at least one no_match"),
 ])
 def test_bad_signature_files_name_file_signature_and_problem(tmp_path, change, message):
     p = _write(tmp_path, GOOD.replace(*change))
@@ -93,3 +96,11 @@ def test_reference_page_is_current():
 
     page = Path(__file__).resolve().parent.parent / "docs" / "signatures.md"
     assert page.read_text() == render_reference(SIGS) + "\n", "run `make signatures-doc` and commit docs/signatures.md"
+
+
+def test_an_example_must_assert_the_facts_it_captures(tmp_path):
+    from diagnose.sigcheck import check_signature
+
+    [sig] = load_file(_write(tmp_path, GOOD.replace("facts = { requested_bytes = 2147483648 }\n", "")))
+    problems = check_signature(sig, Matcher([sig]))
+    assert any("does not assert (requested_bytes)" in str(p) for p in problems), problems

@@ -40,9 +40,9 @@ async def test_filter_open_jump_verdict_and_reopen(tmp_path):
         await pilot.press("n")
         assert log.cursor + 1 == 6
         await pilot.press("n")
-        assert log.cursor + 1 == 3                      # wraps to the first evidence line
+        assert log.cursor + 1 == 6                      # the last evidence line: n never jumps backwards
         await pilot.press("N")
-        assert log.cursor + 1 == 6
+        assert log.cursor + 1 == 5
         await pilot.press("G")
         assert log.cursor + 1 == 7
         await pilot.press("slash", *"cublas", "enter")
@@ -50,10 +50,14 @@ async def test_filter_open_jump_verdict_and_reopen(tmp_path):
         assert log.cursor + 1 == 6
         await pilot.press("escape", "r")
         await pilot.pause()
-        await pilot.press("end")         # FamilyPicker: last is unknown; go to device-assert by search
-        await pilot.press("home", *["down"] * 4, "enter")   # oom, shared-mem, launch-config, ima, device-assert
+        await pilot.press(*"dev-as", "enter")   # type-ahead: "dev-as" narrows to device-assert
         await pilot.pause()
-        await pilot.press("enter")        # origin: kernel-logic
+        await pilot.press("escape")             # Esc in the origin step goes back to the family step...
+        await pilot.pause()
+        assert type(app.screen).__name__ == "FamilyPicker"
+        await pilot.press(*"device-assert", "enter")
+        await pilot.pause()
+        await pilot.press("k")                  # ...and k picks kernel-logic
         await pilot.pause()
         await pilot.press("m", *"checked by hand", "escape")
         await pilot.pause()
@@ -87,10 +91,10 @@ async def test_tag_rows_for_a_bulk_verdict_and_sort(tmp_path):
         await pilot.pause()
         assert not app.tasks.tagged
         assert sum(r.verdict == "not-a-failure" for r in app.tasks.rows) == 3
-        await pilot.press("5")          # sort by confidence (highest first)
+        await pilot.press("4")          # sort by confidence (highest first)
         confs = [r.confidence for r in app.tasks.visible]
         assert confs == sorted(confs, reverse=True)
-        await pilot.press("5")
+        await pilot.press("4")
         assert [r.confidence for r in app.tasks.visible] == sorted(confs)
         await pilot.press("question_mark")
         await pilot.pause()

@@ -28,6 +28,7 @@ def make_session(tmp: Path, extra: int = 0) -> str:
         path = str(logs / f"more{i:03d}.log")
         store.put(path, None, f"h{i}", "0", Diagnosis(path=path, family="none" if i % 2 else "oom",
                                                        origin=None if i % 2 else "resource-limit",
+                                                       signature=None if i % 2 else "oom.torch-caching-allocator",
                                                        confidence=0.9, title="made up"))
     store.close()
     return db

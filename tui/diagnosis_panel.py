@@ -57,7 +57,36 @@ class ChainList(OptionList):
         self.post_message(self.Jump(self.link_lines[event.option_index]))
 
 
-class DiagnosisPanel(VerticalScroll, can_focus=False):
+def finding_lines(task: Task) -> list[tuple[str, str]]:
+    """Every reader's findings on this task, one way: "[severity] id where: title" and the fix. Reads the
+    Finding shape (title, id, evidence) and the older env-check dicts (message); worst first."""
+    from findings import Finding, sort_findings
+
+    items = []
+    for f in list(task.findings) + list(getattr(task.diagnosis, "findings", []) or []):
+        if isinstance(f, Finding):
+            items.append(f)
+        elif isinstance(f, dict) and "title" in f and "id" in f:
+            try:
+                items.append(Finding.from_json(f))
+            except (KeyError, ValueError):
+                continue
+        elif isinstance(f, dict):
+            sev = f.get("severity") if f.get("severity") in ("error", "warning", "info") else "info"
+            items.append(Finding(f"env.{f.get('id', 'check')}", sev, "env", str(f.get("message", "")),
+                                 fix=str(f.get("fix", ""))))
+    seen, out = set(), []
+    for f in sort_findings(items):
+        key = (f.id, f.where, f.title)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((f"[{f.severity}] {f.id}" + (f" {f.where}" if f.where else "") + f": {f.title}", f.fix))
+    return out
+
+
+class DiagnosisPanel(VerticalScroll, can_focus=True):
+    """Scrolls by keyboard when focused (Tab from the log): up/down, page up/down, home/end."""
     def __init__(self, task: Task, **kw) -> None:
         super().__init__(**kw)
         self.task_ = task
@@ -116,22 +145,35 @@ class DiagnosisPanel(VerticalScroll, can_focus=False):
                 nxt.append_text(safe(cmd, "bold cyan"))
                 nxt.append("\n(y copies the command)", style="dim")
             yield Static(nxt, id="next")
-        if t.findings or d.env:
-            env = _section("Environment")
-            for f in t.findings:
-                if isinstance(f, dict):
-                    env.append("\n")
-                    env.append_text(safe(f"[{f.get('severity', '?')}] {f.get('message', '')}", "bold"))
-                    if f.get("fix"):
-                        env.append("\n  ")
-                        env.append_text(safe(f"fix: {f['fix']}"))
+        reviews = [n[len("review "):] for n in d.notes if n.startswith("review ")]
+        if reviews:
+            rv = _section("Task review (diagnose review)")
+            for line in reviews:
+                dim, _, rest = line.partition(": ")
+                verdict, _, why = rest.partition(": ")
+                rv.append("\n")
+                rv.append_text(safe(f"{verdict.upper():<15}", "bold red" if verdict == "fail" else
+                                    "bold yellow" if verdict == "concern" else "bold green" if verdict == "pass" else "dim"))
+                rv.append_text(safe(f"{dim}  ", "bold"))
+                rv.append_text(safe(why, "dim"))
+            yield Static(rv, id="task-review")
+        found = finding_lines(t)
+        if found or d.env:
+            env = _section(f"Findings ({len(found)})" if found else "Environment")
+            for head, fix in found:
+                env.append("\n")
+                env.append_text(safe(head, "bold"))
+                if fix:
+                    env.append("\n  ")
+                    env.append_text(safe(f"fix: {fix}"))
             for e in d.env:
                 env.append("\n")
                 env.append_text(safe(e))
             yield Static(env, id="env")
-        if d.notes:
+        others = [n for n in d.notes if not n.startswith("review ")]
+        if others:
             notes = _section("Notes")
-            for e in d.notes:
+            for e in others:
                 notes.append("\n")
                 notes.append_text(safe(e))
             yield Static(notes, id="notes")

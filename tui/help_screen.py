@@ -17,6 +17,9 @@ def key_label(key: str) -> str:
 
 
 class HelpScreen(ModalScreen):
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()
+
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Back")]
     DEFAULT_CLASSES = "picker"
 
@@ -36,8 +39,8 @@ class HelpScreen(ModalScreen):
             seen.add((key, description))
             table.add_row(Text(key_label(key), style="bold"),
                           Text(description + ("" if enabled else "  (not now)"), style="" if enabled else "dim"))
-        with Vertical(classes="dialog"):
-            yield Static(Text("Keys (Esc closes)", style="bold"))
-            with VerticalScroll():
+        with Vertical(classes="dialog help"):
+            yield Static(Text("Keys (Esc closes; arrows and page keys scroll)", style="bold"))
+            with VerticalScroll(id="help-body"):
                 yield Static(table)
                 yield Static(Text(self._about, style="dim"))

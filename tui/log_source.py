@@ -14,7 +14,9 @@ import re
 import numpy as np
 
 CHUNK = 32 << 20
-MAX_LINE_SHOWN = 4000     # bytes of one line shown; the rest is summarised
+SEGMENT = 4000            # a longer line is shown as several rows of this many bytes (a 200 MB one-line
+                          # log is 50,000 rows, and the failure 209 MB in is on one of them)
+MAX_LINE_SHOWN = SEGMENT
 
 
 class LogSource:
@@ -30,28 +32,50 @@ class LogSource:
             size = os.fstat(self._file.fileno()).st_size
             if size:
                 self.data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-        self.starts, self.ends = _index(self.data)
+        self.binary = b"\x00" in bytes(self.data[:65536])
+        self.line_starts, self.line_ends = _index(self.data)
+        self.starts, self.ends, self.row_line = _rows(self.line_starts, self.line_ends)
 
     def __len__(self) -> int:
+        """Display rows: one per line, more for a line longer than SEGMENT bytes."""
         return len(self.starts)
+
+    @property
+    def lines(self) -> int:
+        return len(self.line_starts)
 
     @property
     def longest(self) -> int:
         return int((self.ends - self.starts).max()) if len(self.starts) else 0
 
     def line(self, i: int) -> str:
-        """Line i (0-based) as text, at most MAX_LINE_SHOWN bytes of it, without its line ending."""
+        """Display row i (0-based) as text, without its line ending. A binary file's bytes are shown one
+        character each (non-printable ones as ·), so they cannot break the layout."""
         s, e = int(self.starts[i]), int(self.ends[i])
-        cut = e - s > MAX_LINE_SHOWN
-        raw = self.data[s:s + MAX_LINE_SHOWN] if cut else self.data[s:e]
+        raw = bytes(self.data[s:e])
+        if self.binary:
+            return "".join(chr(b) if 32 <= b < 127 else "·" for b in raw)
         text = raw.decode("utf-8", "replace")
         if text.endswith("\r"):
             text = text[:-1]
-        if cut:
-            text += f" … [{e - s - MAX_LINE_SHOWN:,} more bytes]"
         return text
 
+    def is_continuation(self, i: int) -> bool:
+        return i > 0 and self.row_line[i] == self.row_line[i - 1]
+
+    def row_of_line(self, line: int, text: str = "") -> int:
+        """The first display row of 0-based `line`; with `text`, the row of that line where it appears."""
+        line = max(0, min(line, self.lines - 1))
+        row = int(np.searchsorted(self.row_line, line, side="left"))
+        if text and row + 1 < len(self) and self.row_line[row + 1] == line:
+            needle = text.strip()[:60].encode("utf-8", "replace")
+            at = self.data.find(needle, int(self.line_starts[line]), int(self.line_ends[line])) if needle else -1
+            if at >= 0:
+                return self.line_of(at)
+        return row
+
     def line_of(self, offset: int) -> int:
+        """The display row holding byte `offset`."""
         return int(np.searchsorted(self.starts, offset, side="right")) - 1
 
     def search(self, query: str, from_line: int, backward: bool = False) -> int | None:
@@ -77,6 +101,22 @@ class LogSource:
             self.data.close()
         if self._file:
             self._file.close()
+
+
+def _rows(starts: np.ndarray, ends: np.ndarray):
+    """Display rows: each line, cut into SEGMENT-byte rows where it is longer; and each row's line."""
+    lengths = ends - starts
+    long = np.flatnonzero(lengths > SEGMENT)
+    if not len(long):
+        return starts, ends, np.arange(len(starts), dtype=np.int64)
+    rs, re_, rl, prev = [], [], [], 0
+    for i in long:
+        rs.append(starts[prev:i]); re_.append(ends[prev:i]); rl.append(np.arange(prev, i, dtype=np.int64))
+        seg = np.arange(int(starts[i]), int(ends[i]), SEGMENT, dtype=np.int64)
+        rs.append(seg); re_.append(np.minimum(seg + SEGMENT, int(ends[i]))); rl.append(np.full(len(seg), i, np.int64))
+        prev = i + 1
+    rs.append(starts[prev:]); re_.append(ends[prev:]); rl.append(np.arange(prev, len(starts), dtype=np.int64))
+    return np.concatenate(rs), np.concatenate(re_), np.concatenate(rl)
 
 
 def _index(data) -> tuple[np.ndarray, np.ndarray]:

@@ -43,7 +43,7 @@ class LogView(ScrollView, can_focus=True):
             super().__init__()
             self.line = line
 
-    def __init__(self, path: str | None, evidence=(), root: int | None = None, **kw) -> None:
+    def __init__(self, path: str | None, evidence=(), root: int | None = None, root_text: str = "", **kw) -> None:
         super().__init__(**kw)
         self.source: LogSource | None = None
         self.problem = ""
@@ -56,14 +56,17 @@ class LogView(ScrollView, can_focus=True):
                 self.problem = f"cannot read the log {path}: {e}"
         else:
             self.problem = "this task has no log file"
-        self.root = root                                  # 1-based
+        self.root = root                                  # 1-based line of the file
+        self.root_text = root_text
         self.evidence = sorted({n for n in evidence if n})  # 1-based
         self._evidence_set = set(self.evidence)
         self.cursor = 0                                   # 0-based
         self.query = ""
         self._cache: OrderedDict[int, Strip] = OrderedDict()
-        n = len(self.source) if self.source else 1
+        n = self.source.lines if self.source else 1
         self._gutter = len(str(n)) + 3
+        if self.source and self.source.binary:
+            self.problem = "binary file: its bytes are shown one character each (· for non-printable)"
 
     @property
     def line_count(self) -> int:
@@ -72,7 +75,11 @@ class LogView(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         width = self._gutter + (min(self.source.longest, 4100) if self.source else len(self.problem))
         self.virtual_size = Size(width, max(1, self.line_count))
-        self.goto(self.root or (self.evidence[0] if self.evidence else 1))
+        target = self.root or (self.evidence[0] if self.evidence else 1)
+        text = self.root_text if self.root else ""
+        self.goto(target, text=text)
+        # the size is known only after the first layout: bring the root into view again then
+        self.call_after_refresh(lambda: self.goto(target, text=text))
 
     def on_unmount(self) -> None:
         if self.source:
@@ -80,11 +87,21 @@ class LogView(ScrollView, can_focus=True):
 
     # -- movement ---------------------------------------------------------------------------------
 
-    def goto(self, line: int, center: bool = True) -> None:
-        """Put the cursor on 1-based `line` and bring it into view."""
+    @property
+    def current_line(self) -> int:
+        """The 1-based file line under the cursor (a long line spans several rows)."""
+        return int(self.source.row_line[self.cursor]) + 1 if self.source and self.line_count else 0
+
+    def goto(self, line: int, center: bool = True, text: str = "") -> None:
+        """Put the cursor on 1-based file `line` (the row of it holding `text`, for a long line)."""
         if not self.line_count:
             return
-        self.cursor = max(0, min(line - 1, self.line_count - 1))
+        self.goto_row(self.source.row_of_line(line - 1, text), center)
+
+    def goto_row(self, row: int, center: bool = True) -> None:
+        if not self.line_count:
+            return
+        self.cursor = max(0, min(row, self.line_count - 1))
         height = max(1, self.size.height or 20)
         top = self.scroll_offset.y
         if center and not (top <= self.cursor < top + height):
@@ -94,31 +111,38 @@ class LogView(ScrollView, can_focus=True):
         elif self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
         self.refresh()
-        self.post_message(self.Moved(self.cursor + 1))
+        self.post_message(self.Moved(self.current_line))
 
     def action_move(self, delta: int) -> None:
-        self.goto(self.cursor + 1 + delta, center=False)
+        self.goto_row(self.cursor + delta, center=False)
 
     def action_page(self, direction: int) -> None:
-        self.goto(self.cursor + 1 + direction * max(1, self.size.height - 1), center=False)
+        self.goto_row(self.cursor + direction * max(1, self.size.height - 1), center=False)
 
     def action_edge(self, end: int) -> None:
-        self.goto(self.line_count if end else 1)
+        self.goto_row(self.line_count - 1 if end else 0)
 
     def action_pan(self, delta: int) -> None:
         self.scroll_to(x=max(0, self.scroll_offset.x + delta), animate=False)
 
     def action_evidence(self, direction: int) -> None:
-        here = self.cursor + 1
+        here = self.current_line
         if not self.evidence:
             self.notify("no evidence lines in this diagnosis", severity="warning")
             return
+        # never backwards on n (nor forwards on N): at the end, say so and stay
         if direction > 0:
             i = bisect.bisect_right(self.evidence, here)
-            target = self.evidence[i] if i < len(self.evidence) else self.evidence[0]
+            if i >= len(self.evidence):
+                self.notify("last evidence line (N goes back)", markup=False)
+                return
+            target = self.evidence[i]
         else:
             i = bisect.bisect_left(self.evidence, here) - 1
-            target = self.evidence[i] if i >= 0 else self.evidence[-1]
+            if i < 0:
+                self.notify("first evidence line (n goes on)", markup=False)
+                return
+            target = self.evidence[i]
         self.goto(target)
 
     def search(self, query: str, backward: bool = False) -> bool:
@@ -131,7 +155,7 @@ class LogView(ScrollView, can_focus=True):
             self.notify(f"not found: {clean(query)}", severity="warning", markup=False)
             self.refresh()
             return False
-        self.goto(found + 1)
+        self.goto_row(found)
         return True
 
     def action_match(self, direction: int) -> None:
@@ -152,9 +176,10 @@ class LogView(ScrollView, can_focus=True):
         if strip is not None:
             self._cache.move_to_end(i)
             return strip
-        n = i + 1
+        n = int(self.source.row_line[i]) + 1
         mark = ">" if n == self.root else ("*" if n in self._evidence_set else " ")
-        gutter = Text(f"{n:>{self._gutter - 3}} {mark} ", style="dim" if mark == " " else "bold", end="")
+        label = "↪" if self.source.is_continuation(i) else str(n)
+        gutter = Text(f"{label:>{self._gutter - 3}} {mark} ", style="dim" if mark == " " else "bold", end="")
         body = clean(self.source.line(i))
         text = Text(body, end="", no_wrap=True)
         if n == self.root:
@@ -180,7 +205,7 @@ class LogView(ScrollView, can_focus=True):
         i = scroll_y + y
         if not self.source or not self.line_count:
             if y == 0:
-                msg = Text(self.problem or "(empty log)", style="italic", end="")
+                msg = Text(clean(self.problem or "(empty log)"), style="italic", end="")
                 return Strip(list(msg.render(self.app.console)), msg.cell_len).apply_style(self.rich_style).crop_extend(
                     0, width, self.rich_style)
             return Strip.blank(width, self.rich_style)

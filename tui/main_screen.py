@@ -26,7 +26,14 @@ class MainScreen(Screen):
         Binding("e", "set_verdict('needs-rerun')", "Needs rerun", show=False),
         Binding("x", "set_verdict('not-a-failure')", "Not a failure", show=False),
         Binding("m", "note", "Note", show=False),
+        Binding("g", "cluster", "Cluster"),
+        Binding("A", "tag_all", "Tag all shown"),
+        Binding("z", "undo", "Undo"),
+        Binding("delete,backspace", "clear_verdict", "Clear verdict", show=False),
+        Binding("R", "review_filter", "Unreviewed/reviewed", show=False),
         Binding("u", "untag", "Untag all", show=False),
+        Binding("w", "export", "Export", show=False),
+        Binding("ctrl+r", "reload", "Reload", show=False),
     ] + [Binding(str(i + 1), f"sort('{key}')", f"Sort by {key}", show=False) for i, (key, _, _) in enumerate(COLUMNS)]
 
     def __init__(self, tasks: TaskList, title: str) -> None:
@@ -80,7 +87,10 @@ class MainScreen(Screen):
         top.append(f"  {len(t.visible):,}/{len(t.rows):,} tasks", style="bold")
         if t.tagged:
             top.append(f" · {len(t.tagged)} tagged", style="bold")
-        filters = [f for f in (t.text and f"“{t.text}”", t.family, t.origin) if f]
+        filters = [f for f in (t.text and f"“{t.text}”", t.family, t.origin if t.origin is None else
+                                (t.origin or "no origin"), t.review) if f]
+        if t.cluster:
+            top.append_text(safe(f" · cluster {t.cluster[0]} {t.cluster[1]}", "bold magenta"))
         if filters:
             top.append_text(safe(" · filter " + " ".join(filters)))
         if t.base:
@@ -123,8 +133,10 @@ class MainScreen(Screen):
             box.value = ""          # Input.Changed re-applies the filter
             box.display = False
             t.text = ""
-        elif t.family or t.origin:
-            t.family = t.origin = None
+        elif t.cluster:
+            t.cluster = None
+        elif t.family or t.origin is not None or t.review:
+            t.family = t.origin = t.review = None
         elif t.tagged:
             t.tagged.clear()
         else:
@@ -135,11 +147,15 @@ class MainScreen(Screen):
     # -- facets and sort --------------------------------------------------------------------------
 
     def action_facets(self) -> None:
+        """f: show the facets and go to them; f again there hides them (at any width)."""
         facets = self.query_one(Facets)
         if facets.has_focus:
+            facets.display = False
+            self._facets_hidden = True
             self.table.focus()
         else:
             facets.display = True
+            self._facets_hidden = False
             facets.focus()
 
     def on_facets_picked(self, event: Facets.Picked) -> None:
@@ -204,8 +220,10 @@ class MainScreen(Screen):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "untag":
             return True if self.tasks.tagged else None
-        if action in ("verdict", "set_verdict", "reclassify", "note"):
+        if action in ("verdict", "set_verdict", "reclassify", "note", "cluster", "tag_all", "clear_verdict"):
             return True if self.tasks.visible else None
+        if action == "undo":
+            return True if self.app.can_undo() else None
         return True
 
     # -- events -----------------------------------------------------------------------------------
@@ -217,4 +235,39 @@ class MainScreen(Screen):
         self.update_top()
 
     def on_resize(self, event) -> None:
-        self.query_one(Facets).display = event.size.width >= 110
+        if not getattr(self, "_facets_hidden", False):
+            self.query_one(Facets).display = event.size.width >= 110
+
+    # -- clusters, undo, session ------------------------------------------------------------------
+
+    def action_cluster(self) -> None:
+        """g: only the tasks with this task's signature; g again: its family; again: all."""
+        row = self.table.current
+        cluster = self.tasks.cycle_cluster(row)
+        self.refresh_all(row.id if row else None)
+        if cluster:
+            self.notify(f"cluster: {len(self.tasks.visible):,} tasks with {cluster[0]} {cluster[1]}; "
+                        "A tags them all, then c/x/e/r gives one verdict", markup=False)
+
+    def action_tag_all(self) -> None:
+        n = self.tasks.tag_visible()
+        self.refresh_all(self.table.current.id if self.table.current else None)
+        self.notify(f"{n:,} tasks tagged: the next verdict applies to all of them (Esc untags)", markup=False)
+
+    def action_undo(self) -> None:
+        self.app.undo()
+        self.refresh_all(self.table.current.id if self.table.current else None)
+
+    def action_clear_verdict(self) -> None:
+        self.app.clear_verdict(self.selected_ids())
+        self._after_verdict()
+
+    def action_review_filter(self) -> None:
+        self.tasks.cycle_review()
+        self.refresh_all(self.table.current.id if self.table.current else None)
+
+    def action_export(self) -> None:
+        self.app.export_session()
+
+    def action_reload(self) -> None:
+        self.app.reload_rows(announce=True)

@@ -28,6 +28,12 @@ class TaskScreen(Screen):
         Binding("m", "note", "Note"),
         Binding("y", "copy", "Copy cmd"),
         Binding("d", "toggle_panel", "Hide/show diagnosis", show=False),
+        Binding("right_square_bracket", "neighbour(1)", "Next task"),
+        Binding("left_square_bracket", "neighbour(-1)", "Prev task", show=False),
+        Binding("u", "next_unreviewed", "Next unreviewed"),
+        Binding("C", "confirm_next", "Confirm+next", show=False),
+        Binding("z", "undo", "Undo", show=False),
+        Binding("delete,backspace", "clear_verdict", "Clear verdict", show=False),
     ]
 
     def __init__(self, task: Task, shown_path: str) -> None:
@@ -40,7 +46,7 @@ class TaskScreen(Screen):
         yield Static(self.top_text(), id="top")
         with Horizontal(id="body"):
             yield LogView(self.task_.log, evidence=[e.line for e in d.evidence] + [c.line for c in d.chain],
-                          root=d.root.line if d.root else None, id="log")
+                          root=d.root.line if d.root else None, root_text=d.root.text if d.root else "", id="log")
             yield DiagnosisPanel(self.task_, id="panel")
         yield Input(placeholder="search the log (Enter: next match, > and < later)", id="search")
         yield Footer(compact=True, show_command_palette=False)
@@ -62,7 +68,8 @@ class TaskScreen(Screen):
         log = self.query(LogView)
         if log:
             view = log.first()
-            top.append(f" · line {view.cursor + 1:,}/{view.line_count:,}", style="dim")
+            lines = view.source.lines if view.source else 0
+            top.append(f" · line {view.current_line:,}/{lines:,}", style="dim")
         return top
 
     def _layout(self, width: int) -> None:
@@ -106,10 +113,15 @@ class TaskScreen(Screen):
         self.app.pop_screen()
 
     def action_switch(self) -> None:
+        """Tab: log -> chain -> diagnosis panel (scroll it with the arrows and page keys) -> log."""
         chain = self.query(ChainList)
         panel = self.query_one(DiagnosisPanel)
-        if self.log_view.has_focus and chain and panel.display:
-            chain.first().focus()
+        if not panel.display:
+            self.log_view.focus()
+        elif self.log_view.has_focus:
+            (chain.first() if chain else panel).focus()
+        elif chain and chain.first().has_focus:
+            panel.focus()
         else:
             self.log_view.focus()
 
@@ -120,14 +132,48 @@ class TaskScreen(Screen):
 
     def action_copy(self) -> None:
         cmd = next_command(self.task_)
-        if cmd:
+        if not cmd:
+            self.notify("this diagnosis has no command to copy", severity="warning", markup=False)
+            return
+        try:
             self.app.copy_to_clipboard(cmd)
-            self.notify(f"copied: {cmd}", markup=False)
+        except Exception as e:          # the terminal refused; the command is still shown
+            self.notify(f"could not copy ({e}): {cmd}", severity="error", markup=False)
+            return
+        self.notify(f"sent to the terminal's clipboard (OSC 52; some terminals block it): {cmd}", markup=False)
 
     def check_action(self, action: str, parameters) -> bool | None:
-        if action == "copy":
-            return True if next_command(self.task_) else None
+        if action == "neighbour":
+            return True if self.app.tasks.neighbour(self.task_.row.id, parameters[0]) else None
         return True
+
+    # -- moving between tasks ---------------------------------------------------------------------
+
+    def action_neighbour(self, step: int) -> None:
+        row = self.app.tasks.neighbour(self.task_.row.id, step)
+        if row is None:
+            self.notify("no more tasks in this list", severity="warning")
+            return
+        self.app.open_task(row.id, replace=True)
+
+    def action_next_unreviewed(self) -> None:
+        row = self.app.tasks.next_unreviewed(self.task_.row.id)
+        if row is None:
+            self.notify("every task in this list has a verdict", markup=False)
+            return
+        self.app.open_task(row.id, replace=True)
+
+    def action_confirm_next(self) -> None:
+        self.app.save_verdict(self._ids(), "confirmed")
+        self.action_next_unreviewed()
+
+    def action_undo(self) -> None:
+        self.app.undo()
+        self.reload()
+
+    def action_clear_verdict(self) -> None:
+        self.app.clear_verdict(self._ids())
+        self.reload()
 
     # -- verdicts ---------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.safe import clean
-from tui.task_list import COLUMNS, DROP_ORDER, TaskList, cell
+from tui.task_list import COLUMNS, DROP_ORDER, ORIGIN_SHORT, TaskList, cell
 
 FAMILY_STYLE = {"none": "green", "unknown": "yellow"}
 STATUS_STYLE = {"new": "bold", "done": "dim", "changed": "magenta", "error": "red"}
@@ -100,7 +100,7 @@ class TaskTable(ScrollView, can_focus=True):
         y = event.y
         if y == 0:
             x, at = event.x, 0
-            for key, _, width in self._layout(self.size.width):
+            for key, _, width in self._layout(self.scrollable_content_region.width):
                 if at <= x < at + width + 1:
                     self.tasks.sort_by(key)
                     self.refresh_rows(keep_id=self.current.id if self.current else None)
@@ -114,29 +114,37 @@ class TaskTable(ScrollView, can_focus=True):
     # -- rendering --------------------------------------------------------------------------------
 
     def _layout(self, width: int):
-        """The columns that fit, with their widths: flexible columns share what the fixed ones leave."""
+        """The columns that fit, with their widths. Flexible columns share what the fixed ones leave:
+        the root line half, signature and path a quarter each; narrow terminals drop the root line,
+        then shorten origins to one word (never drop them)."""
         cols = [(k, h, w) for k, h, w in COLUMNS]
+        self._short_origin = False
+
+        def room(cs):
+            return width - (sum(w for _, _, w in cs if w) + len(cs) + 2)
+
         for drop in DROP_ORDER:
-            fixed = sum(w for _, _, w in cols if w) + len(cols) + 2
-            flexible = sum(1 for _, _, w in cols if not w)
-            if width - fixed >= 24 * flexible:
+            if room(cols) >= 16 * sum(1 for _, _, w in cols if not w):
                 break
             cols = [c for c in cols if c[0] != drop]
-        fixed = sum(w for _, _, w in cols if w) + len(cols) + 2
+        if room(cols) < 16 * sum(1 for _, _, w in cols if not w):
+            self._short_origin = True
+            cols = [(k, h, 8 if k == "origin" else w) for k, h, w in cols]
+        left = max(8, room(cols))
         flex = [k for k, _, w in cols if not w]
-        room = max(8, width - fixed)
-        shares = {}
-        if len(flex) == 2:          # signature gets a third, the path the rest
-            shares[flex[0]] = room // 3
-            shares[flex[1]] = room - room // 3
-        elif flex:
-            shares[flex[0]] = room
+        weight = {"root": 2, "signature": 1, "path": 1}
+        total = sum(weight[k] for k in flex) or 1
+        shares = {k: max(6, left * weight[k] // total) for k in flex}
+        if flex:
+            shares[flex[-1]] += left - sum(shares.values())
         return [(k, h, w or shares[k]) for k, h, w in cols]
 
     def _line(self, parts, base: Style) -> Strip:
         text = Text(end="", no_wrap=True)
         for value, width, style in parts:
-            value = value if len(value) <= width else value[:max(0, width - 1)] + "…"
+            if len(value) > width:       # paths lose their left end (what tells tasks apart is on the right)
+                value = ("…" + value[-(width - 1):]) if style == "path" else value[:max(0, width - 1)] + "…"
+            style = "" if style == "path" else style
             text.append(value.ljust(width) + " ", style)
         segments = list(text.render(self.app.console))
         strip = Strip(segments, text.cell_len)
@@ -145,7 +153,7 @@ class TaskTable(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        layout = self._layout(width)
+        layout = self._layout(self.scrollable_content_region.width or width)
         if y == 0:
             arrow = "▼" if self.tasks.reverse else "▲"
             parts = [("  ", 2, "")] + [
@@ -153,6 +161,9 @@ class TaskTable(ScrollView, can_focus=True):
             return self._line(parts, Style(bold=True))
         index = self.scroll_offset.y + y - 1
         rows = self.tasks.visible
+        if not rows and y == 1:
+            msg = "no task matches the filter: Esc clears it" if self.tasks.rows else "the session has no tasks"
+            return self._line([(msg, width - 3, "italic")], None)
         if index >= len(rows):
             return Strip.blank(width, self.rich_style)
         row = rows[index]
@@ -165,10 +176,12 @@ class TaskTable(ScrollView, can_focus=True):
             style = ""
             if key == "family":
                 style = FAMILY_STYLE.get(row.family, "red")
-            elif key == "status":
-                style = STATUS_STYLE.get(row.status, "")
-            elif key == "verdict" and row.verdict:
-                style = "cyan"
+            elif key == "review":
+                style = STATUS_STYLE.get(row.status, "") if not row.verdict or row.stale else "cyan"
+            elif key == "origin" and getattr(self, "_short_origin", False):
+                value = ORIGIN_SHORT.get(value, value)
+            elif key == "path":
+                style = "path"
             parts.append((value, w, style))
         base = None
         if index == self.cursor:

@@ -7,6 +7,10 @@ def add_parser(sub):
     p.add_argument("--env", metavar="ENV_JSON", help="environment snapshot to fuse into the diagnosis")
     p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     p.add_argument("--signatures", metavar="DIR", action="append", default=[])
+    p.add_argument("--source", metavar="PATH", action="append", default=[],
+                   help="the task's kernel source (file or directory, repeatable): lint it and name the likely "
+                        "root line of an illegal memory access or device assert")
+    p.add_argument("--target", metavar="ARCH", help="GPU the source is linted for (with --source; default sm_90)")
     return p
 
 
@@ -36,6 +40,22 @@ def run(args) -> int:
         d = diagnose_file(path, read_snapshot(args.env))
         if tmp:
             d.path = "-"
+        if args.source:
+            from diagnose.lint import lint_paths
+            from diagnose.lint.fuse import fuse_lint
+
+            try:
+                lr = lint_paths(args.source, target=args.target)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+            log = bundle_log(Path(path)) if Path(path).is_dir() else Path(path)
+            text = ""
+            if log is not None:
+                import gzip
+
+                with (gzip.open if str(log).endswith(".gz") else open)(log, "rb") as fh:   # kernel names it mentions
+                    text = fh.read(16 << 20).decode("utf-8", "replace")
+            d = fuse_lint(d, lr.findings, lr.errors, log_text=text)
         if args.json:
             print(json.dumps(d.to_json(), indent=2, default=str))
         else:

@@ -115,6 +115,10 @@ def render_reference(sigs) -> str:
         for s in sorted(by_family[fam], key=lambda s: (-s.priority, s.id)):
             out += [f"### `{s.id}` — {s.title}", "",
                     f"origin `{s.origin}`, role `{s.role}`, priority {s.priority}, frameworks: {', '.join(s.frameworks)}", "",
-                    s.explanation, "", f"**Fix:** {s.fix[-1]}", "", f"**Next step:** {s.next_step}", "",
-                    "Example: `" + s.examples[0].line.replace("`", "'") + "`", ""]
+                    s.explanation, "", f"**Fix:** {s.fix[-1]}", "", f"**Next step:** {s.next_step}", ""]
+            for eco, texts in s.fix_for:
+                out += [f"**Fix ({eco} logs):** {texts[-1]}", ""]
+            for eco, text in s.next_step_for:
+                out += [f"**Next step ({eco} logs):** {text}", ""]
+            out += ["Example: `" + s.examples[0].line.replace("`", "'") + "`", ""]
     return "\n".join(out)

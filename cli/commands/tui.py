@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
                          "`diagnose triage PATH...` first, or pass a session database")
     open_store(db, create=False).close()      # a clear error for a file that is not a session
 
+    # a fast Esc then a key must not read as alt+key: a short escape delay (the app also splits alt+key)
+    os.environ.setdefault("ESCDELAY", "25")
     from tui.app import TriageApp
 
     TriageApp(db, reviewer=args.reviewer).run()

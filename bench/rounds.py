@@ -1,0 +1,142 @@
+"""Fresh rounds of real issue-thread logs: score one, record its before-score, measure facts recall.
+
+    python -m bench.rounds score g21            # accuracy, origin, root line, facts recall, misses
+    python -m bench.rounds record g21           # writes tests/fixtures/issues/before-g21.tsv
+
+A round is `tests/fixtures/issues/manifest-<round>.tsv` plus its logs. Manifests written from g21 on
+carry the annotations made before the tool was run on them: `origin`, `root_line` (1-based line of
+the root failure in the log, empty for `none`), `facts` (what a reviewer needs, `kind=value;...`) and
+`cascade` (yes when other lines of the log follow from the root).
+
+The before-record (`before-<round>.tsv`: id, family, got, confidence, right) is written once, with the
+tool as it was when the round was collected, and committed beside the round: it is the honest
+estimate of accuracy on logs no one has seen, and the calibration bench (bench.calibration) reads it.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ISSUES = ROOT / "tests" / "fixtures" / "issues"
+
+
+def rows(round_name: str) -> list[dict]:
+    with open(ISSUES / f"manifest-{round_name}.tsv", newline="") as f:
+        return [r for r in csv.DictReader(f, delimiter="\t") if r.get("id")]
+
+
+def annotated_facts(row: dict) -> list[tuple[str, str]]:
+    out = []
+    for part in (row.get("facts") or "").split(";"):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out.append((k.strip(), v.strip()))
+    return out
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s'\"`()\[\]]", "", str(text).lower())
+
+
+def fact_found(value: str, facts: dict) -> bool:
+    """Is an annotated fact value among the diagnosis's facts? Compared by value, not by name: sizes as
+    byte counts (within 1 %), everything else as text with spaces, quotes and brackets removed."""
+    from signatures.facts import parse_bytes
+
+    want_bytes = parse_bytes(value) if re.search(r"\d", value) else None
+    want = _norm(value)
+    for got in facts.values():
+        candidates = got if isinstance(got, list) and got and isinstance(got[0], (list, str)) else [got]
+        for g in candidates:
+            if want_bytes and isinstance(g, int) and not isinstance(g, bool) and want_bytes > 1024:
+                if abs(g - want_bytes) <= 0.01 * want_bytes:
+                    return True
+            text = _norm(",".join(map(str, g)) if isinstance(g, list) else g)
+            if not text:
+                continue
+            if want == text or (len(want) >= 3 and (want in text or text in want)):
+                return True
+            # 'c10::Half' against the canonical 'float16'; 'sm_89' against '8.9'
+            from signatures.facts import parse_cc, parse_dtype
+            if parse_dtype(value) == text or (parse_cc(value) and parse_cc(value) == text):
+                return True
+    return False
+
+
+def score(round_name: str, diagnose=None) -> dict:
+    from diagnose.engine import diagnose_file
+
+    diagnose = diagnose or diagnose_file
+    out = {"n": 0, "right": 0, "origin_n": 0, "origin_right": 0, "root_n": 0, "root_right": 0,
+           "facts_n": 0, "facts_found": 0, "none_said": 0, "none_right": 0, "records": [], "misses": []}
+    for r in rows(round_name):
+        d = diagnose(ISSUES / f"{r['id']}.log")
+        right = d.family == r["family"]
+        out["n"] += 1
+        out["right"] += right
+        out["records"].append({"id": r["id"], "family": r["family"], "got": d.family,
+                               "confidence": f"{d.confidence:.2f}", "right": "1" if right else "0"})
+        if d.family == "none":
+            out["none_said"] += 1
+            out["none_right"] += r["family"] == "none"
+        if not right:
+            out["misses"].append(f"{r['id']}: want {r['family']}, got {d.family} ({d.confidence:.2f}; "
+                                 f"root: {d.root.text[:100] if d.root else '-'})")
+        if right and r.get("origin") not in (None, "", "-"):
+            out["origin_n"] += 1
+            out["origin_right"] += d.origin == r["origin"]
+        if right and (r.get("root_line") or "").isdigit():
+            out["root_n"] += 1
+            out["root_right"] += bool(d.root) and d.root.line == int(r["root_line"])
+        for _, value in annotated_facts(r):
+            out["facts_n"] += 1
+            out["facts_found"] += fact_found(value, d.facts)
+    return out
+
+
+def report(s: dict, name: str) -> str:
+    def ratio(a, b):
+        return f"{a}/{b} = {a / b:.3f}" if b else "n/a"
+
+    lines = [f"round {name}: accuracy {ratio(s['right'], s['n'])}",
+             f"  origin (of right families) {ratio(s['origin_right'], s['origin_n'])}",
+             f"  root line (of right families) {ratio(s['root_right'], s['root_n'])}",
+             f"  facts recall {ratio(s['facts_found'], s['facts_n'])}",
+             f"  'none' precision {ratio(s['none_right'], s['none_said'])}"]
+    lines += ["  miss " + m for m in s["misses"]]
+    return "\n".join(lines)
+
+
+def write_record(name: str, s: dict) -> Path:
+    path = ISSUES / f"before-{name}.tsv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["id", "family", "got", "confidence", "right"], delimiter="\t",
+                           lineterminator="\n")
+        w.writeheader()
+        w.writerows(s["records"])
+    return path
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("action", choices=["score", "record"])
+    ap.add_argument("rounds", nargs="+")
+    a = ap.parse_args(argv)
+    for name in a.rounds:
+        s = score(name)
+        print(report(s, name))
+        if a.action == "record":
+            path = ISSUES / f"before-{name}.tsv"
+            if path.exists():
+                print(f"{path.name} exists: a before-record is written once, before any change", file=sys.stderr)
+                return 2
+            print(f"wrote {write_record(name, s).relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

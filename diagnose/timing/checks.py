@@ -1,0 +1,498 @@
+"""The checks the timing rules name (`check = "..."` in rules/*.toml): pure functions of a parsed script.
+
+Each takes (script, params) and returns `Hit`s: where, the values its rule's title is formatted with,
+and typed facts. The rule (id, severity, texts, parameters) is data; this module holds only the
+logic one kind of check needs, so a new rule of an existing kind is a TOML entry.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from diagnose.timing.pyscan import HOST_TIMERS, Script, method_of
+
+CHECKS = {}
+
+
+def check(fn):
+    CHECKS[fn.__name__] = fn
+    return fn
+
+
+@dataclass
+class Hit:
+    node: object
+    values: dict = field(default_factory=dict)       # for the title's {placeholders}
+    facts: dict = field(default_factory=dict)
+    confidence: float | None = None
+    end_node: object = None
+    more: list = field(default_factory=list)          # further places (the other side of a comparison)
+
+
+def _calls_named(s: Script, nodes, names: set, methods: set = frozenset()):
+    for st in nodes:
+        for c in ast.walk(st):
+            if isinstance(c, ast.Call) and (s.name(c) in names or method_of(c.func) in methods):
+                yield c
+
+
+def _synced(s: Script, r, params) -> bool:
+    """A device wait after the last timed call (a sync before the work does not make the stop clock wait)."""
+    syncs, methods = set(params.get("syncs", ())), set(params.get("sync_methods", ()))
+    work = s.work_calls(r)
+    last = max(((getattr(c, "end_lineno", c.lineno), getattr(c, "end_col_offset", 0)) for c in work), default=(0, 0))
+    nodes = r.body + ([r.stop] if r.stop is not None else [])
+    for c in _calls_named(s, nodes, syncs, methods):
+        if (c.lineno, c.col_offset) >= last or any(w in set(ast.walk(c)) for w in work):
+            return True         # after the work, or wrapping it: f(x).block_until_ready(), f(x).item()
+    # one level into local functions: bench helpers and wrappers that synchronise themselves
+    for c in work:
+        fn = s.funcs.get(s.name(c))
+        if fn is not None and any(True for _ in _calls_named(s, fn.body, syncs, methods)):
+            return True
+    return False
+
+
+def _device_timing(s: Script, r) -> bool:
+    """Whether a region times device work: events and GPU harnesses always; a host timer or timeit
+    only with evidence of device work (else it may time compilation, I/O: not a kernel benchmark)."""
+    return r.kind in ("event", "do_bench", "torch_timer") or s.launches_gpu_work(r)
+
+
+def _work_label(s: Script, r) -> str:
+    w = s.work_calls(r)
+    label = s.src.segment(w[0])[:60] if w else "the timed code"
+    via = sorted({x.fn[:30] for x in s.sides if x.region is r and x.node not in w})
+    return f"{label} (timing {', '.join(via)})" if via else label
+
+
+@check
+def host_timer_without_sync(s: Script, params) -> list[Hit]:
+    if not s.uses_gpu:
+        return []
+    hits = []
+    for r in s.regions:
+        if r.kind not in ("host", "timeit") or not s.work_calls(r) or _synced(s, r, params):
+            continue
+        if not s.launches_gpu_work(r):
+            continue            # host work (compiling, I/O) or nothing known to run on the device: say nothing
+        hits.append(Hit(r.start, {"work": _work_label(s, r)}, {"timer": r.kind}, 0.85, r.stop))
+    return hits
+
+
+def _is_jit(s: Script, name: str, params) -> bool:
+    fn = s.funcs.get(name)
+    jit = set(params.get("jit_decorators", ()))
+    if fn is not None:
+        for d in fn.decorator_list:
+            dn = s.src.resolve((ast.unparse(d.func if isinstance(d, ast.Call) else d)))
+            if dn in jit:
+                return True
+    v = s.value_of(name, s.tree)
+    if isinstance(v, ast.Call) and s.name(v) in set(params.get("jit_wrappers", ())):
+        return True
+    return False
+
+
+@check
+def first_call_timed(s: Script, params) -> list[Hit]:
+    hits = []
+    for r in s.regions:
+        if r.does("warmup") or not _device_timing(s, r):
+            continue
+        loop = s.enclosing(r.start, (ast.For, ast.While))
+        var = getattr(getattr(loop, "target", None), "id", None)
+        if var is not None and any(isinstance(n, ast.Compare) and any(isinstance(x, ast.Name) and x.id == var
+                                                                     for x in ast.walk(n)) for n in ast.walk(loop)):
+            continue            # `if i >= warmup:` style: the loop discards its first iterations
+        for c in s.work_calls(r):
+            name = s.name(c) or ""
+            if not name:
+                continue
+            same = s.calls_by_name.get(name, [])
+            lo, hi = _def_line(r.scope), getattr(r.scope, "end_lineno", None) or 1 << 30
+            earlier = [n for n in same if n.lineno < r.line and (r.scope is s.tree or lo <= n.lineno <= hi)
+                       and not _inside(n, s.regions, exclude=r)]
+            if r.scope is not s.tree:
+                earlier += [n for n in same if n.lineno < lo and not _inside(n, s.regions)]
+            if earlier:
+                continue
+            jit = _is_jit(s, name, params)
+            hits.append(Hit(c, {"work": s.src.segment(c)[:60], "jit": "a JIT-compiled " if jit else ""},
+                            {"jit": jit}, 0.9 if jit else 0.6))
+            break
+    return hits
+
+
+def _def_line(scope) -> int:
+    return getattr(scope, "lineno", 1)
+
+
+def _inside(node, regions, exclude=None) -> bool:
+    line = getattr(node, "lineno", 0)
+    for r in regions:
+        if r is exclude or r.kind not in ("host", "event"):
+            continue
+        if r.line < line <= r.end_line:
+            return True
+    return False
+
+
+@check
+def trivial_inputs(s: Script, params) -> list[Hit]:
+    out_name = re.compile(params.get("output_names", r"^(out|output|result|res|dst|buf|buffer)(_\w*)?$|_out$"))
+    hits, seen = [], set()
+    for side in s.sides:
+        for a in side.args + [v for k, v in side.kwargs.items() if k not in ("out",)]:
+            if isinstance(a, ast.Name) and out_name.search(a.id):
+                continue            # an output buffer: zeros / empty are the normal way to make one
+            t = s.describe(a, side.scope)
+            if t.trivial and (t.node is None or id(t.node) not in seen):
+                if t.node is not None:
+                    seen.add(id(t.node))
+                kind = {"zeros": "all zeros", "ones": "all ones", "constant": "one constant", "empty":
+                        "uninitialised memory (torch.empty: whatever was there, often zeros)",
+                        "sorted": "already sorted / regular"}[t.trivial]
+                hits.append(Hit(t.node or a, {"arg": s.src.segment(a)[:40], "kind": kind, "fn": side.fn[:40]},
+                                {"data": t.trivial, "constructor": t.ctor}, 0.6))
+    return hits
+
+
+def _profiles(s: Script, attribute: str):
+    out = []
+    for side in s.sides:
+        vals = []
+        for a in side.args:
+            t = s.describe(a, side.scope)
+            v = getattr(t, attribute)
+            if t.ctor or t.dtype or t.shape:
+                vals.append(v)
+        if vals:
+            out.append((side, vals))
+    return out
+
+
+@check
+def sides_differ(s: Script, params) -> list[Hit]:
+    """A side whose inputs differ (in one attribute) from every side of another function it is compared
+    with. A sweep (both functions on fp16, then both on fp32) matches pairwise and gives nothing."""
+    attribute = params["attribute"]
+    prof = []
+    for side, vals in _profiles(s, attribute):
+        v = tuple((x or "row-major") if attribute == "layout" else x for x in vals)
+        if None in v:
+            continue            # unknown on this side: say nothing about it
+        prof.append((side, set(v) if attribute == "dtype" else v))
+    fns = {side.fn for side, _ in prof}
+    if len(fns) < 2:
+        return []
+    fmt = lambda v: ", ".join(str(x) for x in (sorted(v) if isinstance(v, set) else v))  # noqa: E731
+    for side, v in prof:
+        others = [(o, ov) for o, ov in prof if o.fn != side.fn]
+        comparable = [(o, ov) for o, ov in others if attribute == "dtype" or len(ov) == len(v)]
+        if comparable and all(ov != v for _, ov in comparable):
+            o, ov = comparable[0]
+            first, second = sorted([(o, ov), (side, v)], key=lambda x: getattr(x[0].node, "lineno", 0))
+            return [Hit(second[0].node, {"a": first[0].fn[:30], "va": fmt(first[1]), "b": second[0].fn[:30],
+                                         "vb": fmt(second[1])},
+                        {attribute: {first[0].fn: fmt(first[1]), second[0].fn: fmt(second[1])}}, 0.85,
+                        more=[first[0].node])]
+    return []
+
+
+@check
+def setting_between_sides(s: Script, params) -> list[Hit]:
+    names, calls = set(params.get("settings", ())), set(params.get("setting_calls", ()))
+    spans = sorted({(r.line, r.end_line) for r in s.regions if s.work_calls(r) or r.kind != "host"})
+    side_lines = sorted({getattr(x.node, "lineno", 0) for x in s.sides})
+    if len(side_lines) < 2:
+        return []
+    hits = []
+    for n in s.nodes:
+        target = None
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                d = s.src.resolve(ast.unparse(t))
+                if d in names:
+                    target = d
+        elif isinstance(n, ast.Call) and s.name(n) in calls:
+            target = s.name(n)
+        if target is None:
+            continue
+        line = n.lineno
+        if any(a < line <= b for a, b in spans):
+            continue
+        before = {x.fn for x in s.sides if getattr(x.node, "lineno", 0) < line}
+        after = {x.fn for x in s.sides if getattr(x.node, "lineno", 0) > line}
+        # a function timed only before the change and another only after it: one side got the setting
+        if before and after and (before - after) and (after - before):
+            hits.append(Hit(n, {"setting": s.src.segment(n)[:60]}, {"setting": target, "line": line}, 0.85))
+    return hits
+
+
+@check
+def compiled_one_side(s: Script, params) -> list[Hit]:
+    wrappers = set(params.get("compile_wrappers", ()))
+    comp, plain = [], []
+    for side in s.sides:
+        base = side.fn.split("(")[0]
+        v = s.value_of(base, side.scope)
+        fn = s.funcs.get(base)
+        is_c = (isinstance(v, ast.Call) and s.name(v) in wrappers) or (
+            fn is not None and any(s.src.resolve(ast.unparse(d.func if isinstance(d, ast.Call) else d)) in wrappers
+                                   for d in fn.decorator_list))
+        (comp if is_c else plain).append(side)
+    if comp and plain:
+        return [Hit(comp[0].node, {"compiled": comp[0].fn[:30], "eager": plain[0].fn[:30]}, {}, 0.5)]
+    return []
+
+
+@check
+def memoized_side(s: Script, params) -> list[Hit]:
+    decos = set(params.get("cache_decorators", ()))
+    hits, done = [], set()
+    for side in s.sides:
+        fn = s.funcs.get(side.fn.split("(")[0])
+        if fn is None or fn.name in done:
+            continue
+        done.add(fn.name)
+        for d in fn.decorator_list:
+            dn = s.src.resolve(ast.unparse(d.func if isinstance(d, ast.Call) else d))
+            if dn in decos:
+                hits.append(Hit(d, {"fn": fn.name, "how": f"@{ast.unparse(d)}"}, {"decorator": dn}, 0.9))
+        # `if key in CACHE: return CACHE[key]` with CACHE a module-level name
+        for n in ast.walk(fn):
+            if isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and any(isinstance(o, ast.In)
+                                                                               for o in n.test.ops):
+                cont = n.test.comparators[0]
+                if isinstance(cont, (ast.Name, ast.Attribute)) and _module_level(s, cont) and any(
+                        isinstance(b, ast.Return) for b in n.body):
+                    hits.append(Hit(n, {"fn": fn.name, "how": f"a lookup in {ast.unparse(cont)}"},
+                                    {"cache": ast.unparse(cont)}, 0.85))
+                    break
+    return hits
+
+
+def _module_level(s: Script, node) -> bool:
+    if isinstance(node, ast.Attribute):
+        return True         # self._cache / obj.cache: state that outlives the call
+    return node.id in s.assignments(s.tree)
+
+
+@check
+def out_buffer_one_side(s: Script, params) -> list[Hit]:
+    kws = set(params.get("out_keywords", ("out",)))
+    with_out = [x for x in s.sides if kws & set(x.kwargs)]
+    without = [x for x in s.sides if not (kws & set(x.kwargs))]
+    if with_out and without:
+        side = with_out[0]
+        return [Hit(side.node, {"a": side.fn[:30], "b": without[0].fn[:30]}, {}, 0.6)]
+    return []
+
+
+@check
+def cache_resident_loop(s: Script, params) -> list[Hit]:
+    l2 = float(params.get("l2_bytes") or params.get("default_l2_mb", 50) * 1e6)
+    flush_words = tuple(params.get("flush_words", ()))
+    hits = []
+    for r in s.regions:
+        if r.does("flush") or not (r.reps and r.reps > 1):
+            continue
+        sides = [x for x in s.sides if x.region is r]
+        if not sides:
+            continue
+        loop = s.enclosing(r.start, (ast.For, ast.While)) if r.kind in ("host", "event") else None
+        scope_nodes = [loop] if loop is not None else r.body
+        flushed = False
+        for st in scope_nodes:
+            for c in ast.walk(st):
+                if isinstance(c, ast.Call):
+                    text = (s.name(c) or s.src.segment(c)).lower()
+                    if any(w in text for w in flush_words):
+                        flushed = True
+                    if method_of(c.func) in ("zero_", "fill_", "random_", "normal_", "uniform_"):
+                        t = s.describe(c.func.value, r.scope)
+                        nb = t.nbytes()
+                        if nb is not None and nb >= l2:
+                            flushed = True
+        if flushed:
+            continue
+        for side in sides:
+            sizes = []
+            for a in side.args:
+                t = s.describe(a, side.scope)
+                if t.ctor or t.shape:
+                    sizes.append(t.nbytes())
+            if sizes and None not in sizes and sum(sizes) < l2:
+                hits.append(Hit(side.node, {"mb": f"{sum(sizes) / 1e6:.3g}", "l2": f"{l2 / 1e6:g}",
+                                            "fn": side.fn[:30]}, {"working_set_bytes": sum(sizes), "l2_bytes": l2},
+                                0.6))
+                break
+    return hits
+
+
+@check
+def few_repetitions(s: Script, params) -> list[Hit]:
+    least = int(params.get("min_reps", 10))
+    hits = []
+    for r in s.regions:
+        if r.does("reps") and r.kind != "timeit":
+            continue
+        if not (r.kind in ("host", "event", "timeit") and (s.work_calls(r) or r.kind == "timeit")):
+            continue
+        if not _device_timing(s, r):
+            continue
+        if r.reps_known and r.reps is not None and r.reps < least:
+            if any(o is not r and o.scope is r.scope and o.line > r.end_line for o in s.regions):
+                continue        # a short first pass that estimates the run time before the real loop
+            what = "a single measurement" if r.reps == 1 else f"{r.reps} repetitions"
+            hits.append(Hit(r.start, {"what": what, "least": least}, {"reps": r.reps}, 0.7, r.stop))
+    return hits
+
+
+def _aggregations(s: Script, params):
+    """(list name, kind) for min(...)/median/mean calls on lists filled inside timed regions."""
+    central, best = set(params.get("central", ())), set(params.get("best", ()))
+    filled = set()
+    for r in s.regions:
+        for st in r.body + ([r.stop] if r.stop is not None else []):
+            for c in ast.walk(st):
+                if isinstance(c, ast.Call) and method_of(c.func) == "append" and isinstance(c.func.value, ast.Name):
+                    filled.add(c.func.value.id)
+    # lists returned by bench helpers and bound at call sites: times = bench(...)
+    for n in s.nodes:
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name):
+            fn = s.funcs.get(n.value.func.id)
+            if fn is not None and any(isinstance(x, ast.Return) and isinstance(x.value, ast.Name) and x.value.id
+                                      in filled for x in ast.walk(fn)):
+                filled |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+    out = []
+    for c in s.all_calls:
+        nm = s.name(c) or method_of(c.func)
+        target = c.args[0] if c.args else (c.func.value if isinstance(c.func, ast.Attribute) else None)
+        if not isinstance(target, ast.Name) or target.id not in filled:
+            continue
+        if nm in best:
+            out.append((target.id, "best", c))
+        elif nm in central or method_of(c.func) in {x.split(".")[-1] for x in central if "." not in x}:
+            out.append((target.id, "central", c))
+    return out, filled
+
+
+@check
+def min_against_central(s: Script, params) -> list[Hit]:
+    aggs, _ = _aggregations(s, params)
+    kinds = {}
+    for name, kind, c in aggs:
+        kinds.setdefault(kind, []).append((name, c))
+    if "best" in kinds and "central" in kinds:
+        b = kinds["best"][0]
+        m = next((x for x in kinds["central"] if x[0] != b[0]), None)
+        if m is not None:
+            return [Hit(b[1], {"a": b[0], "b": m[0], "fa": s.src.segment(b[1])[:30],
+                               "fb": s.src.segment(m[1])[:30]}, {}, 0.8)]
+    return []
+
+
+@check
+def no_spread(s: Script, params) -> list[Hit]:
+    timed = [r for r in s.regions if (s.work_calls(r) or r.kind != "host") and _device_timing(s, r)]
+    if not timed:
+        return []
+    spread = set(params.get("spread", ()))
+    if any(r.does("spread") and _harness_spread(s, r, params) for r in timed):
+        return []
+    for c in s.all_calls:
+        if (s.name(c) in spread) or method_of(c.func) in set(params.get("spread_methods", ())):
+            return []
+    for n in s.nodes:
+        if isinstance(n, ast.Attribute) and n.attr in set(params.get("spread_attributes", ())):
+            return []
+    return [Hit(timed[0].start, {}, {}, 0.6)]
+
+
+def _harness_spread(s: Script, r, params) -> bool:
+    c = r.harness_call
+    if c is None:
+        return False
+    if r.kind == "torch_timer":
+        return True             # a Measurement carries (and prints) its median and IQR
+    if r.kind == "do_bench":
+        if any(k.arg in ("quantiles", "return_mode") for k in c.keywords):
+            return True
+        # older triton returned (median, p20, p80): `ms, lo, hi = do_bench(fn)`
+        parent = s.parents.get(c)
+        return isinstance(parent, ast.Assign) and any(isinstance(t, ast.Tuple) for t in parent.targets)
+    return False
+
+
+@check
+def distorting_mode(s: Script, params) -> list[Hit]:
+    envs, calls, withs = set(params.get("env_vars", ())), set(params.get("calls", ())), set(params.get("contexts", ()))
+    hits = []
+    for n in s.nodes:
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Subscript) and s.src.resolve(ast.unparse(t.value)) == "os.environ":
+                    key = t.slice
+                    if isinstance(key, ast.Constant) and key.value in envs:
+                        hits.append(Hit(n, {"what": f"{key.value}={ast.unparse(n.value)}"}, {"env": key.value}, 0.8))
+        elif isinstance(n, ast.Call):
+            nm = s.name(n)
+            if nm in ("os.environ.setdefault", "os.putenv", "os.environ.update") and n.args and isinstance(
+                    n.args[0], ast.Constant) and n.args[0].value in envs:
+                hits.append(Hit(n, {"what": f"{n.args[0].value} set"}, {"env": n.args[0].value}, 0.8))
+            elif nm in calls and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False):
+                hits.append(Hit(n, {"what": s.src.segment(n)[:50]}, {"call": nm}, 0.8))
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            for item in n.items:
+                ce = item.context_expr
+                nm = s.name(ce) if isinstance(ce, ast.Call) else (s.src.resolve(ast.unparse(ce)) or "")
+                if nm in withs and any(r.line >= n.lineno and r.end_line <= (n.end_lineno or 0) for r in s.regions):
+                    hits.append(Hit(n, {"what": f"{nm}(...) around the timed code"}, {"context": nm}, 0.8))
+    return hits
+
+
+@check
+def copy_in_one_side(s: Script, params) -> list[Hit]:
+    names, methods = set(params.get("alloc_calls", ())), set(params.get("copy_methods", ()))
+    per = []
+    for r in s.regions:
+        if (not s.work_calls(r) and r.kind == "host") or not _device_timing(s, r):
+            continue
+        found = [c for c in _calls_named(s, r.body, names, methods)]
+        per.append((r, found))
+    if len(per) < 2:
+        return []
+    have = [(r, f) for r, f in per if f]
+    lack = [r for r, f in per if not f]
+    if have and lack:
+        r, f = have[0]
+        return [Hit(f[0], {"what": s.src.segment(f[0])[:50]}, {"calls": [s.src.segment(x)[:50] for x in f]}, 0.6)]
+    return []
+
+
+@check
+def event_other_stream(s: Script, params) -> list[Hit]:
+    ctx = set(params.get("stream_contexts", ()))
+    hits = []
+    for r in s.regions:
+        if r.kind != "event":
+            continue
+        rec = next((c for c in ast.walk(r.start) if isinstance(c, ast.Call) and method_of(c.func) == "record"), None)
+        if rec is None or rec.args or rec.keywords:
+            continue
+        outer = s.enclosing(r.start, (ast.With,))
+        if outer is not None and any((s.name(i.context_expr) if isinstance(i.context_expr, ast.Call) else "") in ctx
+                                     for i in outer.items):
+            continue
+        for st in r.body:
+            if isinstance(st, ast.With) and any(isinstance(i.context_expr, ast.Call) and s.name(i.context_expr)
+                                                in ctx for i in st.items):
+                hits.append(Hit(r.start, {"stream": ast.unparse(st.items[0].context_expr)[:40]}, {}, 0.75, st))
+                break
+    return hits
+
+
+__all__ = ["CHECKS", "Hit", "HOST_TIMERS"]

@@ -1,0 +1,44 @@
+"""Generic evidence (signatures/evidence.toml): which lines say a log failed, or ran on normally.
+
+The matcher scans these patterns with the signatures, in the same pass, and reports their lines as
+`ScanResult.hints` (kind, line, text). The engine reads them to tell `unknown` from `none`.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+TABLE = Path(__file__).parent / "evidence.toml"
+KINDS = ("traceback", "frame", "exception", "error", "level", "assert", "fatal", "exit", "ok")
+# kinds that are evidence of a failure (everything but `ok`)
+FAILURE_KINDS = tuple(k for k in KINDS if k != "ok")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str
+    pattern: str
+    docs: str
+    match: tuple[str, ...]
+    no_match: tuple[str, ...]
+
+
+def load(path: Path = TABLE) -> list[Evidence]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for i, row in enumerate(data.get("evidence", [])):
+        where = f"{path}: evidence #{i + 1}"
+        if row.get("kind") not in KINDS:
+            raise ValueError(f"{where}: kind {row.get('kind')!r} is not one of {', '.join(KINDS)}")
+        if not isinstance(row.get("pattern"), str) or not row.get("docs"):
+            raise ValueError(f"{where}: needs a 'pattern' string and 'docs'")
+        if not row.get("match") or not row.get("no_match"):
+            raise ValueError(f"{where}: needs 'match' and 'no_match' example lines")
+        out.append(Evidence(row["kind"], row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"])))
+    return out
+
+
+def hint_patterns() -> list[tuple[str, str]]:
+    """(kind, pattern) pairs, in table order, for the matcher."""
+    return [(e.kind, e.pattern) for e in load()]
