@@ -98,7 +98,7 @@ def test_sarif_2_1_0(capsys):
 
 def test_markdown_and_table(capsys):
     rc, out, _ = run(capsys, "--format", "markdown", FIX / "rules" / "triton.unmasked-load.py")
-    assert out.startswith("| severity | where | id | finding |") and "lint\\.triton\\.unmasked\\-load" in out
+    assert out.startswith("| severity | where | id | finding |") and "lint.triton.unmasked-load" in out
     rc, out, _ = run(capsys, "--format", "table", FIX / "rules" / "triton.unmasked-load.py")
     assert all(len(line) <= 80 for line in out.splitlines()) and "E  lint.triton.unmasked-load" in out
 

@@ -17,8 +17,18 @@ pytest.importorskip("pytest_textual_snapshot")
 SIZES = {"80x24": (80, 24), "140x45": (140, 45)}
 
 
+@pytest.fixture(scope="module")
+def _exclusive():
+    # the fixed directory below is shared by every checkout on this machine: one test run at a time uses it
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "diagnose-tui-snapshot.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture
-def session():
+def session(_exclusive):
     # A fixed directory: the screen shows where the tasks live, and a snapshot must not depend on tmp names.
     base = Path(tempfile.gettempdir()) / "diagnose-tui-snapshot"
     shutil.rmtree(base, ignore_errors=True)
@@ -41,7 +51,7 @@ def session():
                          notes=["review validity: pass: It compiles and its run shows no failure.",
                                 "review numerics: fail: The output is numerically wrong. Chief finding: tail tile.",
                                 "review benchmark: not assessable: No benchmark script in the task."])
-    (base / "task-softmax").mkdir()
+    (base / "task-softmax").mkdir(exist_ok=True)
     (base / "task-softmax" / "test.log").write_text("$ pytest\nE\nAssertionError: Tensor-likes are not close!\n")
     f = Finding("lint.triton.masked-load-no-other", "warning", "lint", "masked tl.load without other= feeds tl.max",
                 evidence=[Evidence("kernel.py", 11, 9)], fix="pass other=-float('inf')")
