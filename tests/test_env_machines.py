@@ -138,7 +138,8 @@ def test_unknown_uuid_in_cuda_visible_devices():
 
 # -- robustness: every field's type mutated, every key deleted ---------------------------------------------
 
-MUTANTS = (None, 0, -1, 1.5, True, "", "x" * 300, [], [None], {}, {"a": None})
+# one value of each JSON type (and the empty ones), plus deleting the key
+MUTANTS = (None, 0, True, "x" * 300, [None], {}, "")
 
 
 def _paths(x, path=()):
@@ -147,8 +148,11 @@ def _paths(x, path=()):
         for k, v in x.items():
             yield from _paths(v, path + (k,))
     elif isinstance(x, list):
-        for i, v in enumerate(x[:3]):
+        for i, v in enumerate(x[:2]):
             yield from _paths(v, path + (i,))
+
+
+_DELETE = object()
 
 
 def _set(root, path, value):
@@ -164,37 +168,36 @@ def _set(root, path, value):
         x[path[-1]] = value
 
 
-_DELETE = object()
-
-
-def _judge_and_render(snap, label):
-    try:
-        s = validate(snap, label)
-    except SnapshotError:
-        return "rejected"                       # a clear exit-2 message, not a traceback
-    fs = run_checks(s)
+def test_every_single_field_mutation_and_deletion_is_judged_without_a_traceback():
+    """Every key of two rich machines (a lost GPU among 8; JAX, libtpu and Neuron beside torch), each set to
+    a value of every JSON type and deleted: the checks never crash (not even into env.probe.check-crashed)
+    and the report renders (for the None mutant of each key; rendering is 4x the cost of judging)."""
     from rich.console import Console
 
-    write_report(s, fs, console=Console(file=io.StringIO(), width=80), show_info=True)
-    return [f for f in fs if f.id == "env.probe.check-crashed"]
-
-
-def test_every_single_field_mutation_and_deletion_is_judged_without_a_traceback():
     crashed, runs = [], 0
-    for name in ("hgx-h200-8gpu", "mig-a100-ecc-thermal", "lost-gpu", "jax-libtpu-neuron-gpu-host",
-                 "two-toolkits-gcc13"):
+    for name in ("lost-gpu", "jax-libtpu-neuron-gpu-host"):
         base = load(name)
+        base["gpus"][0]["mig"] = {"enabled": True, "devices": [{"index": 0, "name": "MIG 3g.40gb", "uuid": "MIG-1",
+                                                                "memory_total_bytes": 1 << 30}]}
         base["libraries"] = {"libcudnn": {"candidates": [{"path": "/x/libcudnn.so.9", "version": "9.1.0",
                                                           "via": "LD_LIBRARY_PATH", "soname": "libcudnn.so.9"}]}}
+        base["host"]["amd_gpus"] = [{"node": 1, "gfx": "gfx90a"}]
         for path in list(_paths(base))[1:]:
             for value in MUTANTS + (_DELETE,):
                 s = copy.deepcopy(base)
                 _set(s, path, value)
                 runs += 1
-                out = _judge_and_render(s, name)          # raises on any traceback
-                if out != "rejected" and out:
-                    crashed.append((name, path, repr(value)[:20], out[0].title[:120]))
-    assert runs > 5000
+                try:
+                    s = validate(s, name)
+                except SnapshotError:
+                    continue                    # a clear exit-2 message, not a traceback
+                fs = run_checks(s)              # raises on any traceback outside a check
+                bad = [f for f in fs if f.id == "env.probe.check-crashed"]
+                if bad:
+                    crashed.append((name, path, repr(value)[:20], bad[0].title[:120]))
+                if value is None:
+                    write_report(s, fs, console=Console(file=io.StringIO(), width=80), show_info=True)
+    assert runs > 2500, runs
     assert not crashed, crashed[:10]
 
 
