@@ -376,11 +376,40 @@ def few_repetitions(s: Script, params) -> list[Hit]:
         if not _array_timing(s, r):
             continue
         if r.reps_known and r.reps is not None and r.reps < least:
-            if any(o is not r and o.scope is r.scope and o.line > r.end_line for o in s.regions):
+            if any(o is not r and o.scope is r.scope and o.line > r.end_line for o in s.regions) \
+                    and not _reported(s, r, params):
                 continue        # a short first pass that estimates the run time before the real loop
             what = "a single measurement" if r.reps == 1 else f"{r.reps} repetitions"
             hits.append(Hit(r.start, {"what": what, "least": least}, {"reps": r.reps}, 0.7, r.stop))
     return hits
+
+
+def _reported(s: Script, r, params) -> bool:
+    """Whether the time a region measures is reported (printed, returned, written, put in a ratio that
+    is printed) rather than used to size the real loop (`n = int(100 / estimate)`): a cold single pass
+    before the loop is an estimate only if nothing reports it."""
+    stop = r.stop
+    if not isinstance(stop, ast.Assign):
+        return False
+    names = {t.id for t in stop.targets if isinstance(t, ast.Name)}
+    sizing = set(params.get("sizing_calls", ()))
+    for n in s.nodes:
+        if not (isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)) or n.lineno <= stop.lineno:
+            continue
+        if s.scope_of(n) is not r.scope:
+            continue
+        p = s.parents.get(n)
+        while p is not None and not isinstance(p, ast.stmt):
+            if isinstance(p, ast.Call) and s.name(p) in sizing:
+                break           # sizes the measurement: an estimate
+            if isinstance(p, ast.JoinedStr) or (isinstance(p, ast.Call) and s.name(p) in ("print", "json.dump",
+                                                                                          "json.dumps")):
+                return True
+            p = s.parents.get(p)
+        else:
+            if isinstance(p, ast.Return):
+                return True
+    return False
 
 
 def _aggregations(s: Script, params):
@@ -466,6 +495,10 @@ def _harness_spread(s: Script, r, params) -> bool:
 @check
 def distorting_mode(s: Script, params) -> list[Hit]:
     envs, calls, withs = set(params.get("env_vars", ())), set(params.get("calls", ())), set(params.get("contexts", ()))
+    if not s.uses_gpu:
+        # CUDA_LAUNCH_BLOCKING and the like change nothing in a script that runs no GPU work
+        gpu_only = set(params.get("gpu_only", ()))
+        envs, calls, withs = envs - gpu_only, calls - gpu_only, withs - gpu_only
     hits = []
     for n in s.nodes:
         if isinstance(n, ast.Assign):
@@ -497,7 +530,8 @@ def copy_in_one_side(s: Script, params) -> list[Hit]:
     for r in s.regions:
         if (not s.work_calls(r) and r.kind == "host") or not _array_timing(s, r):
             continue
-        found = [c for c in _calls_named(s, r.body, names, methods)]
+        mine = methods if _device_timing(s, r) else methods - set(params.get("free_on_cpu", ()))
+        found = [c for c in _calls_named(s, r.body, names, mine)]
         per.append((r, found))
     if len(per) < 2:
         return []

@@ -542,7 +542,7 @@ class Script:
             dev = _kw(expr, "device")
             lib = self._library(nm)
             t.device = self._device(dev, scope) if dev is not None else (
-                "cpu" if lib in ("torch", "numpy") and not self.default_device_changed else None)
+                "cpu" if lib == "numpy" or (lib == "torch" and not self.default_device_changed) else None)
             if short.endswith("_like") and expr.args:
                 base = self.describe(expr.args[0], scope, depth + 1)
                 t.shape, t.dtype = base.shape, t.dtype or base.dtype
