@@ -320,7 +320,7 @@ def cache_resident_loop(s: Script, params) -> list[Hit]:
     named = params.get("l2_bytes")          # --device: the reviewer names the GPU the script runs on
     l2 = float(named or params.get("default_l2_mb", 50) * 1e6)
     where = f"the named device's {l2 / 1e6:g} MB L2" if named else (
-        f"a {l2 / 1e6:g} MB L2 (assumed: {params.get('default_l2_device', 'a common GPU')}'s; --device for yours)")
+        f"a {l2 / 1e6:g} MB L2 ({params.get('default_l2_device', 'a common GPU')}'s, assumed)")
     flush_words = tuple(params.get("flush_words", ()))
     hits = []
     for r in s.regions:
