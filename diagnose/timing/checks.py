@@ -109,7 +109,8 @@ def _is_jit(s: Script, name: str, params) -> bool:
 def first_call_timed(s: Script, params) -> list[Hit]:
     hits = []
     for r in s.regions:
-        if r.does("warmup") or not _device_timing(s, r):
+        device = _device_timing(s, r)
+        if r.does("warmup") or not (device or _array_timing(s, r)):
             continue
         loop = s.enclosing(r.start, (ast.For, ast.While))
         var = getattr(getattr(loop, "target", None), "id", None)
@@ -129,6 +130,8 @@ def first_call_timed(s: Script, params) -> list[Hit]:
             if earlier:
                 continue
             jit = _is_jit(s, name, params)
+            if not device and not jit:
+                continue        # on the CPU, only a JIT's first call (the compile) is a large one-time cost
             hits.append(Hit(c, {"work": s.src.segment(c)[:60], "jit": "a JIT-compiled " if jit else ""},
                             {"jit": jit}, 0.9 if jit else 0.6))
             break

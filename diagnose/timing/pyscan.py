@@ -468,9 +468,10 @@ class Script:
 
     def launches_gpu_work(self, r: Region, depth: int = 0) -> bool:
         """Whether a region's work is evidently device work: device tensors as arguments, a kernel
-        launch (`kernel[grid](...)`, a jit/compiled function), a module moved to the device, or a local
-        function that does one of these. Host work (compiling, file I/O, logging) gives False."""
-        jit = set(self.params.get("jit_decorators", ())) | set(self.params.get("jit_wrappers", ()))
+        launch (`kernel[grid](...)`, a function of a GPU compiler: triton.jit, numba.cuda.jit), a module
+        moved to the device, or a local function that does one of these. Host work (compiling, file I/O, logging) gives False."""
+        # only a GPU compiler is evidence by itself: torch.compile, jax.jit and numba.jit also run on the CPU
+        jit = set(self.params.get("gpu_jit", ()))
         calls = self.work_calls(r) if depth == 0 else r
         for c in calls:
             if isinstance(c.func, ast.Subscript):
