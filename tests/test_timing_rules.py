@@ -171,3 +171,32 @@ def test_trivial_input_names_the_calls_as_written():
     found = [f for f in read_file(FIX / "trivial_input.py", RULES)]
     assert [f.title for f in found] == ["timed on all zeros: baseline(a, b) and candidate(a, b)"]
     assert found[0].evidence[0].text == 'a = torch.zeros(N, N, device="cuda", dtype=torch.float16)'
+
+
+def test_segment_matches_ast_get_source_segment():
+    """pyscan.segment reads node text from the file's lines; it must equal ast's (which is slow)."""
+    import ast
+
+    from diagnose.source import parse
+    from diagnose.timing.pyscan import segment
+
+    for path in [FIX / "dtype_default.py", FIX / "scripts" / "triton_perf_report.py"]:
+        src = parse(path)
+        nodes = [n for n in ast.walk(src.tree) if isinstance(n, (ast.expr, ast.stmt))]
+        assert nodes
+        for n in nodes:
+            assert segment(src, n) == ast.get_source_segment(src.text, n), ast.dump(n)[:80]
+
+
+def test_segment_handles_non_ascii_and_multiline(tmp_path):
+    import ast
+
+    from diagnose.source import parse
+    from diagnose.timing.pyscan import segment
+
+    p = tmp_path / "u.py"
+    p.write_text('s = "größe"; t = f(s,\n      "ü")\n', encoding="utf-8")
+    src = parse(p)
+    for n in ast.walk(src.tree):
+        if isinstance(n, (ast.expr, ast.stmt)):
+            assert segment(src, n) == ast.get_source_segment(src.text, n)

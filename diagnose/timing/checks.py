@@ -10,7 +10,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from diagnose.timing.pyscan import HOST_TIMERS, Script, method_of
+from diagnose.timing.pyscan import HOST_TIMERS, Script, method_of, segment
 
 CHECKS = {}
 
@@ -72,7 +72,7 @@ def _array_timing(s: Script, r) -> bool:
 
 def _work_label(s: Script, r) -> str:
     w = s.work_calls(r)
-    label = s.src.segment(w[0])[:60] if w else "the timed code"
+    label = segment(s.src, w[0])[:60] if w else "the timed code"
     via = sorted({x.fn[:30] for x in s.sides if x.region is r and x.node not in w})
     return f"{label} (timing {', '.join(via)})" if via else label
 
@@ -132,7 +132,7 @@ def first_call_timed(s: Script, params) -> list[Hit]:
             jit = _is_jit(s, name, params)
             if not device and not jit:
                 continue        # on the CPU, only a JIT's first call (the compile) is a large one-time cost
-            hits.append(Hit(c, {"work": s.src.segment(c)[:60], "jit": "a JIT-compiled " if jit else ""},
+            hits.append(Hit(c, {"work": segment(s.src, c)[:60], "jit": "a JIT-compiled " if jit else ""},
                             {"jit": jit}, 0.9 if jit else 0.6))
             break
     return hits
@@ -254,7 +254,7 @@ def setting_between_sides(s: Script, params) -> list[Hit]:
         after = {x.fn for x in s.sides if getattr(x.node, "lineno", 0) > line}
         # a function timed only before the change and another only after it: one side got the setting
         if before and after and (before - after) and (after - before):
-            hits.append(Hit(n, {"setting": s.src.segment(n)[:60]}, {"setting": target, "line": line}, 0.85))
+            hits.append(Hit(n, {"setting": segment(s.src, n)[:60]}, {"setting": target, "line": line}, 0.85))
     return hits
 
 
@@ -343,7 +343,7 @@ def cache_resident_loop(s: Script, params) -> list[Hit]:
         for st in scope_nodes:
             for c in ast.walk(st):
                 if isinstance(c, ast.Call):
-                    text = (s.name(c) or s.src.segment(c)).lower()
+                    text = (s.name(c) or segment(s.src, c)).lower()
                     if any(w in text for w in flush_words):
                         flushed = True
                     if method_of(c.func) in ("zero_", "fill_", "random_", "normal_", "uniform_"):
@@ -454,8 +454,8 @@ def min_against_central(s: Script, params) -> list[Hit]:
         b = kinds["best"][0]
         m = next((x for x in kinds["central"] if x[0] != b[0]), None)
         if m is not None:
-            return [Hit(b[1], {"a": b[0], "b": m[0], "fa": s.src.segment(b[1])[:30],
-                               "fb": s.src.segment(m[1])[:30]}, {}, 0.8)]
+            return [Hit(b[1], {"a": b[0], "b": m[0], "fa": segment(s.src, b[1])[:30],
+                               "fb": segment(s.src, m[1])[:30]}, {}, 0.8)]
     return []
 
 
@@ -516,7 +516,7 @@ def distorting_mode(s: Script, params) -> list[Hit]:
                     n.args[0], ast.Constant) and n.args[0].value in envs:
                 hits.append(Hit(n, {"what": f"{n.args[0].value} set"}, {"env": n.args[0].value}, 0.8))
             elif nm in calls and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False):
-                hits.append(Hit(n, {"what": s.src.segment(n)[:50]}, {"call": nm}, 0.8))
+                hits.append(Hit(n, {"what": segment(s.src, n)[:50]}, {"call": nm}, 0.8))
         elif isinstance(n, (ast.With, ast.AsyncWith)):
             for item in n.items:
                 ce = item.context_expr
@@ -542,7 +542,7 @@ def copy_in_one_side(s: Script, params) -> list[Hit]:
     lack = [r for r, f in per if not f]
     if have and lack:
         r, f = have[0]
-        return [Hit(f[0], {"what": s.src.segment(f[0])[:50]}, {"calls": [s.src.segment(x)[:50] for x in f]}, 0.6)]
+        return [Hit(f[0], {"what": segment(s.src, f[0])[:50]}, {"calls": [segment(s.src, x)[:50] for x in f]}, 0.6)]
     return []
 
 

@@ -54,6 +54,23 @@ def name_of(src: PySource, func) -> str:
     return (src.resolve(d) or "") if d else ""
 
 
+def segment(src: PySource, node) -> str:
+    """The source text of a node, from the file's lines (ast.get_source_segment re-splits the whole file
+    on every call: that cost most of the read on large files)."""
+    try:
+        l0, l1, c0, c1 = node.lineno, node.end_lineno, node.col_offset, node.end_col_offset
+    except AttributeError:
+        return ""
+    if l1 is None or c1 is None:
+        return ""
+    if l0 == l1:
+        return src.line(l0).encode("utf-8")[c0:c1].decode("utf-8", "replace")
+    parts = [src.line(l0).encode("utf-8")[c0:].decode("utf-8", "replace")]
+    parts += [src.line(n) for n in range(l0 + 1, l1)]
+    parts.append(src.line(l1).encode("utf-8")[:c1].decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
 def method_of(func) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
@@ -431,7 +448,7 @@ class Script:
         sides = []
         for r in self.regions:
             for c in self.work_calls(r):
-                fn = name_of(self.src, c.func) or self.src.segment(c.func)
+                fn = name_of(self.src, c.func) or segment(self.src, c.func)
                 params = _params(r.scope) if isinstance(r.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
                 base = fn.split(".")[0]
                 if base in params and isinstance(r.scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -447,16 +464,16 @@ class Script:
                                                                                                   ast.Call):
                             # bench(lambda: softmax(x)): the side is the call the lambda makes
                             inner = target.body
-                            sides.append(Side(name_of(self.src, inner.func) or self.src.segment(inner.func),
+                            sides.append(Side(name_of(self.src, inner.func) or segment(self.src, inner.func),
                                               list(inner.args), {k.arg: k.value for k in inner.keywords if k.arg},
-                                              site, r, self.scope_of(site), self.src.segment(inner)))
+                                              site, r, self.scope_of(site), segment(self.src, inner)))
                             continue
-                        label = self.src.segment(target) or "?"
-                        shown = f"{label}({', '.join(self.src.segment(a) for a in rest + list(star))})"
+                        label = segment(self.src, target) or "?"
+                        shown = f"{label}({', '.join(segment(self.src, a) for a in rest + list(star))})"
                         sides.append(Side(label, rest + list(star), {}, site, r, self.scope_of(site), shown))
                 else:
                     sides.append(Side(fn, list(c.args), {k.arg: k.value for k in c.keywords if k.arg}, c, r, r.scope,
-                                      self.src.segment(c)))
+                                      segment(self.src, c)))
         return sides
 
     # ------------------------------------------------------------------ GPU evidence
