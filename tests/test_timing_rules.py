@@ -203,3 +203,21 @@ def test_segment_handles_non_ascii_and_multiline(tmp_path):
     for n in ast.walk(src.tree):
         if isinstance(n, (ast.expr, ast.stmt)):
             assert segment(src, n) == ast.get_source_segment(src.text, n)
+
+
+def test_default_dtype_only_where_no_dtype_is_written(tmp_path):
+    """dtype=dt with dt unknown (a parameter), or numpy's positional dtype, is not the default."""
+    base = (FIX / "dtype_default.py").read_text()
+    p = tmp_path / "given.py"
+    # an unresolvable dtype= on the candidate's input: unknown, so no finding (not "fp32, the default")
+    p.write_text(base.replace("x = torch.randn(2048, 2048)", "import sys\nDT = getattr(torch, sys.argv[1])\n"
+                              "x = torch.randn(2048, 2048, dtype=DT)"))
+    assert read_file(p, RULES) == []
+    # numpy.zeros(shape, np.float32): the positional dtype is read
+    src = base.replace("import torch", "import numpy as np\nimport torch")
+    src = src.replace("x = torch.randn(2048, 2048)", "x = np.zeros((2048, 2048), np.float32)")
+    p.write_text(src.replace("x.double()", "x.astype(np.float64)"))
+    ids = [f.id for f in read_file(p, RULES)]
+    assert "timing.dtype-mismatch" in ids
+    d = next(f for f in read_file(p, RULES) if f.id == "timing.dtype-mismatch")
+    assert "(fp32)" in d.title and "default" not in d.title, d.title

@@ -568,7 +568,13 @@ class Script:
                 t.device = self._device(dev, scope) if dev is not None else base.device
             else:
                 t.shape = self._shape(expr, short, scope)
-                if t.dtype is None and short in p.get("float_ctors", ()) and not self.default_dtype_changed:
+                # numpy/cupy take the dtype positionally too: zeros(shape, dtype), linspace(a, b, n, ep, rs, dtype)
+                at = {"zeros": 1, "ones": 1, "empty": 1, "linspace": 5}.get(short) if lib in ("numpy", "cupy") else None
+                positional = at is not None and len(expr.args) > at
+                if positional and t.dtype is None:
+                    t.dtype = self._dtype(expr.args[at], scope)
+                if t.dtype is None and _kw(expr, "dtype") is None and not positional \
+                        and short in p.get("float_ctors", ()) and not self.default_dtype_changed:
                     # torch.zeros(n) is float32 and numpy.zeros(n) float64 unless the script changes the default
                     t.dtype = p.get("default_float", {}).get(lib)
                     t.dtype_default = t.dtype is not None
