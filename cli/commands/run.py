@@ -142,11 +142,11 @@ def run(args) -> int:
 
 
 def _snapshot():
-    from probes.checks import run_checks
+    from cli.commands.env import judge
     from probes.gather import snapshot
 
     snap = snapshot()
-    snap["findings"] = run_checks(snap)
+    judge(snap)
     return snap
 
 
