@@ -19,7 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_TORCH_VENV = Path(tempfile.gettempdir()) / "diagnose-bench-venv"
-NO_TORCH_PKGS = ["rich", "psutil", "nvidia-ml-py", "cuda-bindings", "cuda-doctor"]
+# what `diagnose env` itself imports (not torch); a stale venv missing one is rebuilt
+NO_TORCH_PKGS = ["rich", "psutil", "nvidia-ml-py", "cuda-bindings", "google-re2", "numpy", "cuda-doctor"]
 
 
 def timed(argv: list[str], runs: int, env: dict | None = None) -> tuple[float | None, str]:
@@ -30,6 +31,9 @@ def timed(argv: list[str], runs: int, env: dict | None = None) -> tuple[float | 
         first = subprocess.run(argv, capture_output=True, env=env, timeout=300)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, str(e)
+    if first.returncode not in (0, 1):         # 1 = findings; anything else is a failure, not a time
+        tail = first.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return None, f"exit {first.returncode}: {tail[0][:80]} (no time: it failed)"
     times = []
     for _ in range(runs):
         t = time.perf_counter()
@@ -41,7 +45,8 @@ def timed(argv: list[str], runs: int, env: dict | None = None) -> tuple[float | 
 def no_torch_venv() -> tuple[Path | None, str]:
     py = NO_TORCH_VENV / "bin" / "python"
     if py.exists():
-        ok = subprocess.run([str(py), "-c", "import rich, pynvml, cuda.bindings"], capture_output=True).returncode == 0
+        ok = subprocess.run([str(py), "-c", "import rich, pynvml, cuda.bindings, re2, numpy"],
+                            capture_output=True).returncode == 0
         if ok:
             return py, f"reused {NO_TORCH_VENV}"
     shutil.rmtree(NO_TORCH_VENV, ignore_errors=True)
