@@ -198,8 +198,7 @@ class MainScreen(Screen):
         self.app.pick_verdict(self.selected_ids(), self._after_verdict)
 
     def action_set_verdict(self, verdict: str) -> None:
-        self.app.save_verdict(self.selected_ids(), verdict)
-        self._after_verdict()
+        self.app.save_verdict(self.selected_ids(), verdict, done=self._after_verdict)
 
     def action_reclassify(self) -> None:
         self.app.reclassify(self.selected_ids(), self._after_verdict)
@@ -256,11 +255,9 @@ class MainScreen(Screen):
 
     def action_undo(self) -> None:
         self.app.undo()
-        self.refresh_all(self.table.current.id if self.table.current else None)
 
     def action_clear_verdict(self) -> None:
-        self.app.clear_verdict(self.selected_ids())
-        self._after_verdict()
+        self.app.clear_verdict(self.selected_ids(), done=self._after_verdict)
 
     def action_review_filter(self) -> None:
         self.tasks.cycle_review()
