@@ -129,7 +129,7 @@ async def test_a_locked_database_is_said_not_lost(tmp_path):
         await settle(pilot)
         lock = sqlite3.connect(db, timeout=0)
         lock.execute("BEGIN EXCLUSIVE")
-        app.store.db.execute("PRAGMA busy_timeout=50")
+        app.writer.timeout_s = 0.05                 # the writer's wait for the lock (5 s in use)
         await pilot.press("c")
         await settle(pilot)
         assert any("NOT saved" in n.message for n in app._notifications)
@@ -259,3 +259,67 @@ def test_family_type_ahead():
     assert family_matches("dev-as", "device-assert") and family_matches("ima", "illegal-memory-access")
     assert family_matches("sh mem", "shared-memory-exceeded") and not family_matches("sh mem", "shape-stride-mismatch")
     assert family_matches("stride", "shape-stride-mismatch")
+
+
+@sync
+async def test_a_big_log_says_indexing_at_once_and_keys_work_meanwhile(tmp_path, monkeypatch):
+    import threading
+
+    import tui.log_view as log_view
+
+    lines = [f"step {i} ok" for i in range(300)]
+    lines[249] = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    db, _ = _one_task_session(tmp_path, ("\n".join(lines) + "\n").encode(), root=250, root_text=lines[249])
+    release, started = threading.Event(), threading.Event()
+
+    class SlowSource(LogSource):                       # indexing a 1 GB log, held until the test says
+        def __init__(self, path):
+            started.set()
+            assert release.wait(10)
+            super().__init__(path)
+    monkeypatch.setattr(log_view, "LogSource", SlowSource)
+    app = TriageApp(db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert started.wait(5)
+        view = app.screen.query_one(LogView)
+        assert view.indexing and "indexing the log..." in view.screen_text()[0]
+        assert "indexing the log" in str(app.screen.top_text())
+        await pilot.press("d")                         # the screen answers keys while the thread indexes
+        await pilot.pause()
+        assert not app.screen.query_one(DiagnosisPanel).display
+        release.set()
+        await settle(pilot)
+        assert not view.indexing and view.current_line == 250
+        assert any("> RuntimeError: CUDA out of memory" in t for t in view.screen_text())
+
+
+@sync
+async def test_store_writes_run_off_the_ui_thread_in_order(tmp_path, monkeypatch):
+    import threading
+
+    db = make_session(tmp_path, extra=4)
+    threads, calls = set(), []
+    real_set, real_restore = Store.set_verdict, Store.restore
+
+    def set_verdict(self, ids, verdict, *a, **k):
+        threads.add(threading.get_ident())
+        calls.append(verdict)
+        return real_set(self, ids, verdict, *a, **k)
+
+    def restore(self, *a, **k):
+        threads.add(threading.get_ident())
+        calls.append("undo")
+        return real_restore(self, *a, **k)
+    monkeypatch.setattr(Store, "set_verdict", set_verdict)
+    monkeypatch.setattr(Store, "restore", restore)
+    app = TriageApp(db, reviewer="t")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("c", "x", "z")              # pressed at once: saved in the order pressed
+        await settle(pilot)
+    assert calls == ["confirmed", "not-a-failure", "undo"]
+    assert threading.get_ident() not in threads and threads
+    assert list(_verdicts(db).values()).count("confirmed") == 1
