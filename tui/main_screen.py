@@ -121,6 +121,7 @@ class MainScreen(Screen):
         """Esc: leave the filter box, then clear the filter, then the facets, then the tags."""
         box = self.query_one("#filter", Input)
         t = self.tasks
+        keep = self.table.current.id if self.table.current else None   # before the rows change under it
         if box.has_focus:
             self.table.focus()
             if not box.value:
@@ -142,7 +143,7 @@ class MainScreen(Screen):
         else:
             return
         t.apply()
-        self.refresh_all(self.table.current.id if self.table.current else None)
+        self.refresh_all(keep)
 
     # -- facets and sort --------------------------------------------------------------------------
 
