@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds bench-advice bench-numerics
+.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds bench-advice bench-numerics
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,8 @@ bench-env: $(VENV)/.dev
 bench-tui: $(VENV)/.dev
 	$(PY) -m bench.tui_speed
 
+bench-lint: $(VENV)/.base
+	$(PY) -m bench.lint_speed --files 1000 --runs 3
 bench-timing: $(VENV)/.dev
 	$(PY) -m bench.timing_speed
 bench-advice: $(VENV)/.base

@@ -8,6 +8,7 @@ the 16M pair). Figures are printed, never typed in: rerun it, and say the machin
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -47,17 +48,18 @@ def make_pair(name: str, rows: int, cols: int, ref_dtype=np.float64) -> tuple[Pa
     return out_p, ref_p
 
 
-def peak_rss_kib(cmd: list[str]) -> tuple[float, int]:
-    """Run one command alone and return (wall seconds, its peak RSS in KiB) via wait4."""
+def peak_rss_kib(cmd: list[str], keep_stdout: bool = False) -> tuple[float, int, str]:
+    """Run one command and return (wall seconds, its peak RSS in KiB via wait4, its stdout if kept)."""
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = p.stdout.read().decode() if keep_stdout else ""
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         sys.exit(f"{' '.join(cmd)} failed ({code}): {p.stderr.read().decode()[-2000:]}")
-    return wall, ru.ru_maxrss
+    return wall, ru.ru_maxrss, out
 
 
 def main(argv=None) -> int:
@@ -74,7 +76,7 @@ def main(argv=None) -> int:
     rss = {"bare": 0, "ours": 0}
     for _ in range(args.runs):                      # alternated, so load on the machine hits both alike
         for name, cmd in (("bare", bare), ("ours", ours)):
-            w, kib = peak_rss_kib(cmd)
+            w, kib, _ = peak_rss_kib(cmd)
             times[name].append(w)
             rss[name] = max(rss[name], kib)
     med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
@@ -91,10 +93,13 @@ def main(argv=None) -> int:
         print(f"1G elements: skipped, {free >> 30} GiB free on {DATA} and the pair needs {need >> 30} GiB")
         return 0
     out_p, ref_p = make_pair("1g", 32768, 32768, ref_dtype=np.float32)
-    w, kib = peak_rss_kib([py, "-m", "cli", "numerics", str(out_p), str(ref_p), "--json"])
+    w, kib, text = peak_rss_kib([py, "-m", "cli", "numerics", str(out_p), str(ref_p), "--json"], keep_stdout=True)
+    doc = json.loads(text)
     size = out_p.stat().st_size + ref_p.stat().st_size
     print(f"1G elements (32768 x 32768, out and ref fp32, {size / 2 ** 30:.1f} GiB on disk): "
-          f"{w:.1f} s, peak RSS {kib / 1024:.0f} MiB ({kib * 1024 / size:.1%} of the data)")
+          f"{w:.1f} s, peak RSS {kib / 1024:.0f} MiB ({kib * 1024 / size:.1%} of the data); verdict "
+          f"{doc['verdict']}, {doc['measures']['above_floor']} above the noise floor, "
+          f"findings {[f['pattern'] for f in doc['findings']]}")
     return 0
 
 

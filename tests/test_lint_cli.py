@@ -98,7 +98,7 @@ def test_sarif_2_1_0(capsys):
 
 def test_markdown_and_table(capsys):
     rc, out, _ = run(capsys, "--format", "markdown", FIX / "rules" / "triton.unmasked-load.py")
-    assert out.startswith("| severity | where | id | finding |") and "lint.triton.unmasked-load" in out
+    assert out.startswith("| severity | where | id | finding |") and "| lint.triton.unmasked-load |" in out
     rc, out, _ = run(capsys, "--format", "table", FIX / "rules" / "triton.unmasked-load.py")
     assert all(len(line) <= 80 for line in out.splitlines()) and "E  lint.triton.unmasked-load" in out
 
@@ -198,3 +198,30 @@ def test_fuse_is_pure_and_family_aware():
     fused = fuse_lint(da, [f], ["x.cu: cannot read"])
     assert fused.notes[0].startswith("likely root in the source: k.py:3:5 lint.triton.unmasked-load")
     assert fused.notes[-1] == "lint could not read x.cu: cannot read"
+
+
+def test_docs_list_every_rule():
+    doc = (ROOT / "docs" / "lint.md").read_text()
+    missing = [r for r in rules() if f"`{r}`" not in doc]
+    assert not missing, f"docs/lint.md lacks {missing}: regenerate its rule table"
+
+
+def test_ignore_comment_silences_one_rule(capsys, tmp_path):
+    text = (FIX / "clean" / "cuda_saxpy.cu").read_text().replace("if (i < n) y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i];")
+    f = tmp_path / "s.cu"
+    f.write_text(text)
+    assert run(capsys, f)[0] == 1
+    f.write_text(text.replace("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i];  // lint: ignore[lint.cuda.unguarded-global-index]"))
+    rc, out, _ = run(capsys, f)
+    assert rc == 0 and "unguarded-global-index" not in out
+
+
+def test_pathological_python_is_a_clear_error_not_a_traceback(capsys, tmp_path):
+    nested = tmp_path / "nested.py"
+    nested.write_text("import triton\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
+    long_sum = tmp_path / "long_sum.py"
+    long_sum.write_text("import triton\nx = " + "+".join(["a"] * 100000) + "\n")
+    rc, _, err = run(capsys, nested, long_sum)
+    assert rc == 2
+    assert "nested.py:2:" in err and "too many nested parentheses" in err
+    assert "long_sum.py: cannot be parsed as Python" in err

@@ -257,3 +257,14 @@ def test_npy_rows_read_by_pread_match_memory_map(tmp_path):
     assert np.array_equal(nm.load_tensor(tmp_path / "f.npy").rows(2, 5, 33), x[2:5])
     np.save(tmp_path / "bf.npy", nm.encode_bits(x, "bf16"))
     assert np.array_equal(nm.load_tensor(tmp_path / "bf.npy", dtype="bf16").rows(0, 7, 33), nm.round_to(x, "bf16"))
+
+
+def test_tolerance_reading_from_text_alone_flags_rtol_of_one_and_quotes_defaults():
+    ref = np.linspace(1.0, 2.0, 50)
+    text = message(np.testing.assert_allclose, ref * 3, ref, rtol=1.0)       # a test zeros would pass
+    facts = nm.parse_mismatch_text(text)
+    facts["dtype"] = "float16"
+    reading = nm.tolerance_reading(facts)
+    assert "rtol=1 is at least 1" in reading and "all-zeros output passes" in reading
+    assert "JAX tests rtol=0.001" in reading and "numpy assert_allclose rtol=1e-07" in reading
+    assert np.all(np.abs(0 - ref) <= 1.0 * np.abs(ref))                     # the claim, checked

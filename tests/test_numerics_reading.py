@@ -120,6 +120,11 @@ def test_correct_bf16_matmul_with_torch_no_flags():
     out = (a @ b).to(torch.float64).numpy()
     ref = a.double().numpy() @ b.double().numpy()
     assert nm.analyse(out, ref, "bf16").verdict == "expected variation"
+    assert nm.analyse(out, ref, "bf16", acc="fp32", k=2048).verdict == "expected variation"
+    # our bit-manipulation rounding agrees with torch's cast
+    x = torch.from_numpy(rng.standard_normal(10000).astype(np.float32))
+    assert np.array_equal(nm.decode_bits(nm.bf16_round_bits(x.numpy()), "bf16"),
+                          x.to(torch.bfloat16).to(torch.float64).numpy())
     h = (a.half() @ b.half()).double().numpy()
     assert nm.analyse(h, a.half().double().numpy() @ b.half().double().numpy(), "fp16").verdict == "expected variation"
 
@@ -207,6 +212,13 @@ def test_bias_added_twice_is_column_offset(dtype):
     bias = rnd(np.random.default_rng(9).standard_normal(96) * 4, "float32")
     r, f = _read(kernel(a, b, dtype, bias=bias, bias_twice=True), ref + bias, dtype)
     assert nm.pattern(f) == "column-offset"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scalar_bias_the_reference_lacks_is_constant_offset(dtype):
+    a, b, ref = inputs(64, 96, 256, dtype)
+    r, f = _read(kernel(a, b, dtype, bias=np.full(96, 6.0)), ref, dtype)
+    assert nm.pattern(f) == "constant-offset" and abs(f.facts["offset"] - 6.0) < 0.1
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -358,3 +370,63 @@ def test_one_dtype_table_for_facts_and_numerics():
         if name in FLOAT_LAYOUTS:
             assert nm.fmt(spelling).name == name
     assert parse_dtype("c10::BFloat16") == nm.fmt("torch.bfloat16").name == "bfloat16"
+
+
+@pytest.mark.parametrize("shape", [(6000,), (3, 2000)])
+def test_rows_wider_than_a_block_are_cut(monkeypatch, tmp_path, shape):
+    """A 1-D tensor (or very wide rows) is read in column blocks too: same reading as one block."""
+    from diagnose.numerics import measures
+
+    rng = np.random.default_rng(12)
+    x = rnd(rng.standard_normal(shape + (64,)), "float16")
+    out = rnd(x.astype(np.float32).sum(axis=-1), "float16")            # a row reduction in fp32
+    ref = x.sum(axis=-1)
+    out[..., -40:] = 0                                                 # its last 40 results never written
+    np.save(tmp_path / "o.npy", out.astype(np.float16))
+    np.save(tmp_path / "r.npy", ref)
+    whole = nm.analyse(nm.load_tensor(tmp_path / "o.npy"), nm.load_tensor(tmp_path / "r.npy"), "fp16")
+    monkeypatch.setattr(measures, "CHUNK_ELEMS", 512)
+    monkeypatch.setattr(measures, "SAMPLE_ELEMS", 64 * 64)
+    parts = nm.analyse(nm.load_tensor(tmp_path / "o.npy"), nm.load_tensor(tmp_path / "r.npy"), "fp16")
+    assert whole.patterns == parts.patterns and parts.patterns[0] == "tail-region", parts.decided_by
+    assert parts.findings[0].facts["remainder"] == 40
+    for key in ("mismatched", "abs_max", "abs_max_index", "above_floor"):
+        assert whole.measures[key] == parts.measures[key], key
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_two_bugs_at_once_are_both_reported_ranked(dtype):
+    """A tail tile never written and a wrong row index in the same launch: two regions, largest first."""
+    a, b, ref = inputs(96, 100, 256, dtype)
+    r, f = _read(kernel(a, b, dtype, grid_n=100 // BN, row_from=(37, 12)), ref, dtype)
+    assert r.patterns[:2] == ["tail-tile", "whole-rows"], r.patterns
+    assert f.facts["start"] == 96 and r.findings[1].facts["indices"] == [37]
+    assert f.facts["explains"] >= r.findings[1].facts["explains"]
+
+
+def test_reference_in_the_same_dtype_many_exact_matches_no_false_floor():
+    """A reference stored in fp32 too: most errors are exactly 0 and the rest an ULP or two. The floor
+    must not collapse to zero (which would put every rounding difference above it)."""
+    rng = np.random.default_rng(0)
+    t = rng.standard_normal((4, 512, 512), dtype=np.float32)
+    out = t.sum(axis=0).astype(np.float64)
+    ref = t.astype(np.float64).sum(axis=0).astype(np.float32).astype(np.float64)
+    r = nm.analyse(out, ref, "fp32", "fp32")
+    assert r.verdict == "expected variation" and r.measures["above_floor"] == 0
+    out[:, 480:] = 0
+    r = nm.analyse(out, ref, "fp32", "fp32")
+    assert r.patterns[:2] == ["tail-region", "zeros"] and r.measures["above_floor"] == 512 * 32
+
+
+def test_rtol_zero_beside_an_atol_that_covers_the_values_is_not_too_tight():
+    # assert_close(out, ref, rtol=0, atol=1e-3) on values near 1: a deliberate absolute tolerance, every element
+    # passes: no "too tight" finding (a false alarm), and an rtol of 0 with no atol at all still gets one
+    from diagnose.numerics import analyse
+
+    rng = np.random.default_rng(0)
+    ref = rng.random(4096)
+    out = (ref.astype(np.float32)).astype(np.float32)
+    ids = {f.id for f in analyse(out, ref, "float32", "float64", atol=1e-3, rtol=0.0, tol_source="test").findings}
+    assert "numerics.tolerance-too-tight" not in ids
+    ids0 = {f.id for f in analyse(out, ref, "float32", "float64", atol=0.0, rtol=0.0, tol_source="test").findings}
+    assert "numerics.tolerance-too-tight" in ids0

@@ -53,8 +53,11 @@ def run(args) -> int:
             if log is not None:
                 import gzip
 
-                with (gzip.open if str(log).endswith(".gz") else open)(log, "rb") as fh:   # kernel names it mentions
-                    text = fh.read(16 << 20).decode("utf-8", "replace")
+                try:
+                    with (gzip.open if str(log).endswith(".gz") else open)(log, "rb") as fh:   # kernel names it mentions
+                        text = fh.read(16 << 20).decode("utf-8", "replace")
+                except (OSError, EOFError):
+                    text = ""          # the diagnosis already says the log could not be read in full
             d = fuse_lint(d, lr.findings, lr.errors, log_text=text)
         if args.json:
             print(json.dumps(d.to_json(), indent=2, default=str))

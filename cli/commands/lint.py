@@ -45,6 +45,14 @@ def run(args) -> int:
             for r in rules.values():
                 sys.stdout.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
             return 0
+        if args.format == "markdown":       # the rule table of docs/lint.md
+            cur = None
+            for r in rules.values():
+                if r.framework != cur:
+                    cur = r.framework
+                    print(f"\n### {cur}\n\n| id | severity | family | finds |\n|---|---|---|---|")
+                print(f"| `{r.id}` | {r.severity} | {r.family or '-'} | {r.summary.replace('|', '/')} |")
+            return 0
         for fw in ("triton", "cuda", "pallas", "nki"):
             group = [r for r in rules.values() if r.framework == fw]
             print(f"{fw} ({len(group)} rules)")

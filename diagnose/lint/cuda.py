@@ -88,11 +88,11 @@ def unguarded_global_index(ctx: CudaContext):
             if arr is None or arr.type != "identifier" or ctx.text(arr) not in fl.pointer_params:
                 continue
             idx = sub.child_by_field_name("indices") or sub
-            used = cu.identifiers(idx) & fl.global_index
+            used = {i for i in cu.identifiers(idx) if fl.is_global_index(i, sub)}
             raw = mentions(idx, "blockIdx") and mentions(idx, "threadIdx")
             if not used and not raw:
                 continue
-            need = fl.sources(used) & fl.global_index if used else set()
+            need = (fl.sources(used) & fl.global_index) | used if used else set()
             guarded = False
             conds = [c for c, _ in _conditions(sub, k.body)] + [
                 e.child_by_field_name("condition") for e in early if e.end_byte <= sub.start_byte]
@@ -122,7 +122,7 @@ def syncthreads_divergent(ctx: CudaContext):
         fl = ctx.flow(k)
         for call in cu.calls(k.body, _BARRIERS):
             for cond, construct in _conditions(call, k.body):
-                if fl.depends(cond, fl.thread_dep, "threadIdx"):
+                if fl.thread_dependent(cond):
                     yield Hit(call, f"{cu.callee(call)}() in {k.name} sits under `{ctx.text(cond).strip('()')}` "
                                     f"(line {ctx.src.loc(construct)[0]}), which differs between threads: threads "
                                     "that skip the barrier leave the others waiting (deadlock or undefined behaviour)",
@@ -267,7 +267,7 @@ def block_too_large(ctx: CudaContext):
 def block_not_warp_multiple(ctx: CudaContext):
     for l in ctx.launches:
         n = _block_threads(ctx, l)
-        if n is not None and n <= ctx.tinfo["max_threads_per_block"] and n % 32:
+        if n is not None and 1 < n <= ctx.tinfo["max_threads_per_block"] and n % 32:   # <<<g, 1>>>: one thread, on purpose
             yield Hit(l.node, f"{l.kernel} is launched with {n} threads per block, not a multiple of 32: the last "
                               f"warp runs {n % 32} of its 32 lanes", facts={"kernel": l.kernel, "threads": n})
 
@@ -334,7 +334,7 @@ def int_index_overflow(ctx: CudaContext):
                 if s is None or o is None or s.type != "identifier" or o.type != "identifier":
                     continue
                 v, n = ctx.text(s), ctx.text(o)
-                if v in fl.global_index and n in fl.wide_params and strip_type(fl.types.get(v, "")) in \
+                if fl.is_global_index(v, b) and n in fl.wide_params and strip_type(fl.types.get(v, "")) in \
                         {strip_type(t) for t in NARROW} and v not in seen:
                     seen.add(v)
                     yield Hit(fl.decl_node.get(v, b), f"{v} in {k.name} is a 32-bit {strip_type(fl.types[v])} "
@@ -354,7 +354,7 @@ def _warp_uniform(ctx, fl, cond) -> bool:
                 for v in vals):
             warp_ids.add(name)
     for leaf in _leaves(cond):
-        if not fl.depends(leaf, fl.thread_dep, "threadIdx"):
+        if not fl.thread_dependent(leaf):
             continue
         ids = cu.identifiers(leaf) & fl.thread_dep
         if ids and ids <= warp_ids:
@@ -390,7 +390,7 @@ def shuffle_full_mask_divergent(ctx: CudaContext):
             if not a or ctx.value(a[0]) not in (0xFFFFFFFF, -1):
                 continue
             for cond, construct in _conditions(call, k.body):
-                if fl.depends(cond, fl.thread_dep, "threadIdx") and not _warp_uniform(ctx, fl, cond):
+                if fl.thread_dependent(cond) and not _warp_uniform(ctx, fl, cond):
                     yield Hit(call, f"{cu.callee(call)}(0xffffffff, ...) in {k.name} names all 32 lanes but runs "
                                     f"under `{ctx.text(cond).strip('()')}` (line {ctx.src.loc(construct)[0]}), which "
                                     "some lanes of a warp skip: undefined behaviour, a hang on sm_70+",
@@ -398,13 +398,43 @@ def shuffle_full_mask_divergent(ctx: CudaContext):
                     break
 
 
+_OTHER_TOOLCHAIN = ("ROCM", "HIP", "HCC", "CUDA_VERSION", "CUDART_VERSION", "__CUDA_ARCH__", "__NVCC__")
+
+
+def _under_toolchain_branch(ctx, node) -> bool:
+    """node sits in an #if/#ifdef/#else branch chosen by the toolchain (ROCm/HIP, CUDA version,
+    __CUDA_ARCH__): nvcc for sm_70+ may never compile it."""
+    for a in cu.ancestors(node):
+        if a.type in ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_else", "preproc_elifdef"):
+            owner = a
+            while owner is not None and owner.type in ("preproc_else", "preproc_elif", "preproc_elifdef"):
+                owner = owner.parent
+            cond = (owner or a).child_by_field_name("condition") or (owner or a).child_by_field_name("name")
+            if cond is not None and any(w in ctx.text(cond) for w in _OTHER_TOOLCHAIN):
+                return True
+    return False
+
+
 @check("lint.cuda.legacy-shuffle")
 def legacy_shuffle(ctx: CudaContext):
     for call in cu.calls(ctx.src.root, set(_LEGACY)):
+        if _under_toolchain_branch(ctx, call):
+            continue
         name = cu.callee(call)
         yield Hit(call, f"{name}() was removed in CUDA 9 for sm_70+ (and from CUDA 13 headers): nvcc reports "
                         f"'identifier \"{name}\" is undefined'", facts={"function": name},
                   fix=f"use {_LEGACY[name]}(0xffffffff, ...) with the mask of the lanes taking part")
+
+
+def _is_barrier(ctx, n) -> bool:
+    """__syncthreads*/__syncwarp, a cooperative-groups `.sync()` / `cg::sync(g)`, or inline PTX bar.sync / barrier."""
+    if n.type == "call_expression":
+        name = cu.callee(n)
+        return name in _BARRIERS or name in ("__syncwarp", "__barrier_sync") or name.endswith((".sync", "::sync", "->sync"))
+    if n.type == "gnu_asm_expression":
+        t = ctx.text(n)
+        return "bar.sync" in t or "barrier.sync" in t or "bar.arrive" in t
+    return False
 
 
 def _events(ctx, fl, node, names):
@@ -414,7 +444,7 @@ def _events(ctx, fl, node, names):
     for sid, st in enumerate(_statements(node)):
         reads, writes = [], []
         for n in cu.walk(st):
-            if n.type == "call_expression" and cu.callee(n) in _BARRIERS | {"__syncwarp"}:
+            if _is_barrier(ctx, n):
                 out.append(("s", None, None, n, sid))
             if n.type == "subscript_expression":
                 base = n
@@ -543,3 +573,51 @@ def memcpy_missing_sizeof(ctx: CudaContext):
                              f"sizeof(...) elsewhere in this function: it moves {ctx.text(size)} bytes, not elements",
                           facts={"call": cu.callee(c), "size": ctx.text(size)},
                           fix=f"pass {ctx.text(size)} * sizeof(element) as the byte count")
+
+
+@check("lint.cuda.unparsed-region")
+def unparsed_region(ctx: CudaContext):
+    errs = ctx.src.errors
+    if not errs or not any(w in ctx.src.data for w in (b"__global__", b"__device__", b"<<<", b"__shared__")):
+        return        # not CUDA code (a plain C++ header): nothing the rules would have read
+    lines = sorted({ctx.src.loc(e)[0] for e in errs})
+    shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+    yield Hit(errs[0], f"tree-sitter could not parse {len(errs)} region{'s' if len(errs) != 1 else ''} of this "
+                       f"file (line{'s' if len(lines) != 1 else ''} {shown}): the rules did not read "
+                       f"{'them' if len(errs) != 1 else 'it'}, so this file's findings may be incomplete",
+              facts={"regions": len(errs), "lines": lines[:20]})
+
+
+@check("lint.cuda.guard-off-by-one")
+def guard_off_by_one(ctx: CudaContext):
+    for k in ctx.kernels:
+        fl = ctx.flow(k)
+        sizes = {n for t, n in k.params if "*" not in t}
+        for s in cu.walk(k.body, ("if_statement",)):
+            cond = s.child_by_field_name("condition")
+            cons = s.child_by_field_name("consequence")
+            early = cons is not None and (cons.type == "return_statement" or any(
+                c.type == "return_statement" for c in cons.named_children))
+            for leaf in _leaves(cond):
+                if leaf.type != "binary_expression":
+                    continue
+                op = ctx.text(leaf.child_by_field_name("operator"))
+                l, r = leaf.child_by_field_name("left"), leaf.child_by_field_name("right")
+                # the guard lets v == n through: `v <= n` / `n >= v` around the access, `v > n` / `n < v` to return early
+                lets_equal = (op == "<=", op == ">=") if not early else (op == ">", op == "<")
+                pair = (l, r) if lets_equal[0] else (r, l) if lets_equal[1] else None
+                if pair is None or pair[0].type != "identifier" or pair[1].type != "identifier":
+                    continue
+                v, n = ctx.text(pair[0]), ctx.text(pair[1])
+                if n not in sizes or not fl.is_global_index(v, leaf):
+                    continue
+                scope = cons if not early else k.body
+                uses = [sub for sub in cu.walk(scope, ("subscript_expression",))
+                        if (early and sub.start_byte > s.end_byte or not early)
+                        and ctx.text(sub.child_by_field_name("argument")) in fl.pointer_params
+                        and v in cu.identifiers(sub.child_by_field_name("indices"))]
+                if uses:
+                    yield Hit(leaf, f"`{ctx.text(leaf)}` in {k.name} lets {v} == {n} through to "
+                                    f"{ctx.text(uses[0])}: one element past the end of an array of {n}",
+                              facts={"kernel": k.name, "guard": ctx.text(leaf)}, also=[uses[0]],
+                              fix=f"compare with < ({v} < {n}), or return when {v} >= {n}")

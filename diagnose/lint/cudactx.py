@@ -92,6 +92,8 @@ class CudaContext:
             return self.value(v, depth + 1) if v is not None else None
         if t == "identifier":
             v = self.consts.get(self.text(node))
+            if v is None:             # `int want = 300 * 1024;` set once in this function
+                v = self.local_consts(cu.enclosing(node, ("function_definition",))).get(self.text(node))
             return self.value(v, depth + 1) if v is not None else None
         if t == "parenthesized_expression":
             inner = [c for c in node.named_children if c.type != "comment"]
@@ -113,6 +115,28 @@ class CudaContext:
             except (ValueError, OverflowError):
                 return None
         return None
+
+    def local_consts(self, fn) -> dict:
+        """Names a function declares once with an initial value and never assigns again."""
+        if fn is None:
+            return {}
+        cache = self.__dict__.setdefault("_local_consts", {})
+        if fn.start_byte in cache:
+            return cache[fn.start_byte]
+        inits: dict[str, list] = {}
+        for d in cu.walk(fn, ("init_declarator",)):
+            nm, v = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+            if nm is not None and nm.type == "identifier" and v is not None and v.type not in (
+                    "argument_list", "initializer_list"):
+                inits.setdefault(self.text(nm), []).append(v)
+        changed = set()
+        for a in cu.walk(fn, ("assignment_expression", "update_expression", "pointer_expression")):
+            target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+            if target is not None and target.type == "identifier":
+                changed.add(self.text(target))
+        out = {k: v[0] for k, v in inits.items() if len(v) == 1 and k not in changed}
+        cache[fn.start_byte] = out
+        return out
 
     def dims(self, node, scope) -> list | None:
         """A launch's grid or block as a list of nodes per axis: `256` -> [256], a dim3 variable or
@@ -219,6 +243,66 @@ class KernelFlow:
         self.block_dep = self._closure(lambda v: mentions(v, "blockIdx"))
         self.global_index = {n for n in self.thread_dep if n in self.block_dep}
         self.shared = self._shared_arrays()
+        self._scoped()
+
+    # A loop variable declared in a for statement (`for (int i = 0; ...)`) is its own variable:
+    # another `i` elsewhere in the kernel (`for (int i = threadIdx.x; ...)`) must not make it
+    # thread-dependent. Keys: a name (function scope) or (name, start byte of its for statement).
+    def _scoped(self):
+        ctx = self.ctx
+        self.for_decls: dict[int, set] = {}
+        for f in cu.walk(self.k.body, ("for_statement",)):
+            init = f.child_by_field_name("initializer")
+            if init is not None and init.type == "declaration":
+                names = {ctx.text(d.child_by_field_name("declarator")) for d in init.children_by_field_name("declarator")
+                         if d.type == "init_declarator"}
+                self.for_decls[f.start_byte] = names
+        kvals: dict[object, list] = {}
+        for d in cu.walk(self.k.body, ("init_declarator",)):
+            nm = d.child_by_field_name("declarator")
+            if nm is not None and nm.type == "identifier":
+                kvals.setdefault(self.key(ctx.text(nm), d), []).append(d.child_by_field_name("value"))
+        for a in cu.walk(self.k.body, ("assignment_expression",)):
+            left = a.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                kvals.setdefault(self.key(ctx.text(left), a), []).append(a.child_by_field_name("right"))
+        self.kvals = kvals
+
+        def closure(base):
+            out = set()
+            for _ in range(10):
+                changed = False
+                for key, vals in kvals.items():
+                    if key in out:
+                        continue
+                    for v in vals:
+                        if v is not None and (base(v) or any(self.key(ctx.text(i), i) in out
+                                                             for i in cu.walk(v, ("identifier",)))):
+                            out.add(key)
+                            changed = True
+                            break
+                if not changed:
+                    break
+            return out
+        self.kthread = closure(lambda v: mentions(v, "threadIdx"))
+        self.kblock = closure(lambda v: mentions(v, "blockIdx"))
+
+    def key(self, name: str, at):
+        """The variable `name` means at node `at`: the innermost for statement declaring it, else the kernel's."""
+        if self.for_decls:
+            for a in cu.ancestors(at):
+                if a.type == "for_statement" and name in self.for_decls.get(a.start_byte, ()):
+                    return (name, a.start_byte)
+        return name
+
+    def thread_dependent(self, node) -> bool:
+        """node reads threadIdx, or a variable (resolved at its place) computed from it."""
+        return mentions(node, "threadIdx") or any(self.key(self.ctx.text(i), i) in self.kthread
+                                                  for i in cu.walk(node, ("identifier",)))
+
+    def is_global_index(self, name: str, at) -> bool:
+        k = self.key(name, at)
+        return k in self.kthread and k in self.kblock
 
     def _closure(self, base) -> set[str]:
         out = set()
@@ -233,9 +317,6 @@ class KernelFlow:
             if not changed:
                 break
         return out
-
-    def depends(self, node, names: set[str], base: str | None = None) -> bool:
-        return bool(cu.identifiers(node) & names) or (base is not None and mentions(node, base))
 
     def sources(self, names: set[str]) -> set[str]:
         """names and every variable their values read, transitively."""

@@ -172,7 +172,7 @@ def explain_rule(rule_id: str) -> str:
         raise KeyError(f"no rule {rule_id!r}" + (f"; did you mean {', '.join(close[:5])}?" if close else
                                                  "; `diagnose lint --rules` lists them"))
     r = rs[rule_id]
-    parts = [r.id, f"({r.framework}, {r.severity}, origin {r.origin}"
+    parts = [r.id, f"({r.framework}, {r.severity}, origin {r.origin or '-'}"
              + (f", family {r.family}" if r.family else "") + f", confidence {r.confidence:.2f})",
              "", r.summary, "", "What it finds", _prose(r.what), "", "Why it matters", _prose(r.why),
              "", "Example", _indent(r.example), "", "Use instead", _indent(r.use_instead), "", "Fix",

@@ -43,6 +43,13 @@ def _tile_consts(ctx):
             "nki.language.tile_size.gemm_moving_fmax": t["gemm_moving_fmax"]}
 
 
+def shapes(ctx, fn) -> "Shapes":
+    cache = ctx.__dict__.setdefault("_nki_shapes", {})
+    if fn not in cache:
+        cache[fn] = Shapes(ctx, fn)
+    return cache[fn]
+
+
 class Shapes:
     """Tile shapes of one kernel: name -> (dims, buffer name, dtype bytes, node)."""
 
@@ -52,7 +59,7 @@ class Shapes:
         self.index_extent: dict[str, int] = {}
         self.tiles: dict[str, tuple] = {}
         assigns = py.assignments(fn)
-        for n in ast.walk(fn):      # i_p, i_f = nl.mgrid[0:128, 0:512]
+        for n in py.nodes(fn):      # i_p, i_f = nl.mgrid[0:128, 0:512]
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Tuple) and \
                     isinstance(n.value, ast.Subscript) and _canon(ctx, n.value.value) == f"{NL}.mgrid":
                 sl = n.value.slice.elts if isinstance(n.value.slice, ast.Tuple) else [n.value.slice]
@@ -76,7 +83,7 @@ class Shapes:
         return eval_int(self.ctx, node, self.fn, names=self.names)
 
     def _arange_extent(self, v):
-        for n in ast.walk(v):
+        for n in py.nodes(v):
             if isinstance(n, ast.Call) and _canon(self.ctx, n.func) == f"{NL}.arange" and n.args:
                 return self.value(n.args[-1]) if len(n.args) == 1 else extent(self.ctx, n.args[0], n.args[1], self.fn, self.names)
         return None
@@ -126,11 +133,13 @@ def _nm(node):
 def partition_dim_over_128(ctx: PyContext):
     pmax = ctx.targets["nki"]["pmax"]
     for fn in _kernels(ctx):
-        sh = Shapes(ctx, fn)
+        sh = shapes(ctx, fn)
         seen = set()
-        for n in ast.walk(fn):
+        for n in py.nodes(fn):
             if not isinstance(n, ast.Call):
                 continue
+            if _canon(ctx, n.func) == f"{NL}.matmul":
+                continue        # a result tile's partition dim is the stationary free dim: matmul-free-dim says it
             t = sh.tile_of(n)
             if t is None or id(n) in seen:
                 continue
@@ -148,7 +157,7 @@ def partition_dim_over_128(ctx: PyContext):
 def matmul_free_dim(ctx: PyContext):
     t = ctx.targets["nki"]
     for fn in _kernels(ctx):
-        sh = Shapes(ctx, fn)
+        sh = shapes(ctx, fn)
         for c in py.calls(fn):
             name = _canon(ctx, c.func)
             if name == f"{NL}.matmul":
@@ -176,8 +185,8 @@ def psum_budget(ctx: PyContext):
     t = ctx.targets["nki"]
     bank = t["psum_fmax"] * 4
     for fn in _kernels(ctx):
-        sh = Shapes(ctx, fn)
-        for n in ast.walk(fn):
+        sh = shapes(ctx, fn)
+        for n in py.nodes(fn):
             if not isinstance(n, ast.Call):
                 continue
             tile = sh.tile_of(n)
@@ -204,8 +213,8 @@ def sbuf_budget(ctx: PyContext):
     t = ctx.targets["nki"]
     cap = t["sbuf_bytes_per_partition"]
     for fn in _kernels(ctx):
-        sh = Shapes(ctx, fn)
-        for n in ast.walk(fn):
+        sh = shapes(ctx, fn)
+        for n in py.nodes(fn):
             if not isinstance(n, ast.Call) or _canon(ctx, n.func) not in _ALLOC:
                 continue
             tile = sh.tile_of(n)

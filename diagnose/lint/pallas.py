@@ -77,12 +77,51 @@ def _spec(ctx, node, scope) -> Spec | None:
                 _bind(ctx, imap, scope) if imap is not None else None)
 
 
+_MAKERS = {"jax.numpy.ones": 0, "jax.numpy.zeros": 0, "jax.numpy.empty": 0, "jax.numpy.full": 0,
+           "jax.random.normal": 1, "jax.random.uniform": 1, "numpy.ones": 0, "numpy.zeros": 0, "numpy.empty": 0}
+
+
+def _array_shape(ctx, node, scope, depth=0):
+    """The shape of an array when the file shows it: a name bound to jnp.ones/zeros/empty/full((...)),
+    jax.random.normal(key, (...)), `x.shape` of such a name, or a literal tuple; else None."""
+    if node is None or depth > 5:
+        return None
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return _array_shape(ctx, node.value, scope, depth + 1)
+    if isinstance(node, ast.Tuple):
+        dims = [eval_int(ctx, e, scope) for e in node.elts]
+        return dims
+    node = _bind(ctx, node, scope)
+    if isinstance(node, ast.Call):
+        i = _MAKERS.get(ctx.name(node.func) or "")
+        if i is not None:
+            shp = py.keyword(node, "shape") or (node.args[i] if len(node.args) > i else None)
+            if isinstance(shp, ast.Constant) and isinstance(shp.value, int):
+                return [shp.value]
+            return _array_shape(ctx, shp, scope, depth + 1) if shp is not None else None
+    return None
+
+
+def _call_args(ctx, n, scope):
+    """The arrays a pallas_call is applied to: `pl.pallas_call(...)(x, y)` or `f = pl.pallas_call(...)`
+    then `f(x, y)` (the first such call)."""
+    parent = ctx.src.parent(n)
+    if isinstance(parent, ast.Call) and parent.func is n:
+        return parent.args
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        for c in py.nodes(scope if scope is not None else ctx.tree):
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == name:
+                return c.args
+    return []
+
+
 def pallas_calls(ctx: PyContext) -> list[Call]:
     cache = ctx.__dict__.get("_pallas_calls")
     if cache is not None:
         return cache
     out = []
-    for n in ast.walk(ctx.tree):
+    for n in py.nodes(ctx.tree):
         if not (isinstance(n, ast.Call) and ctx.name(n.func) == f"{PL}.pallas_call"):
             continue
         scope = ctx.enclosing_function(n)
@@ -98,20 +137,22 @@ def pallas_calls(ctx: PyContext) -> list[Call]:
         grid = py.keyword(holder, "grid")
         call = Call(n, scope, _bind(ctx, grid, scope) if grid is not None else None, prefetch)
         out_shape = _bind(ctx, py.keyword(n, "out_shape"), scope) if py.keyword(n, "out_shape") is not None else None
+        args = _call_args(ctx, n, scope)
+        prefetch_args = call.prefetch
         for key in ("in_specs", "out_specs"):
             v = py.keyword(holder, key)
             if v is None:
                 continue
             v = _bind(ctx, v, scope)
             items = v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v]
-            for item in items:
+            for pos, item in enumerate(items):
                 s = _spec(ctx, item, scope)
                 if s is None:
                     continue
                 if key == "out_specs" and isinstance(out_shape, ast.Call) and (out_shape.args or py.keyword(out_shape, "shape")):
-                    shp = _bind(ctx, py.arg(out_shape, 0, "shape"), scope)
-                    if isinstance(shp, ast.Tuple):
-                        s.array_shape = [eval_int(ctx, e, scope) for e in shp.elts]
+                    s.array_shape = _array_shape(ctx, py.arg(out_shape, 0, "shape"), scope)
+                elif key == "in_specs" and len(args) > pos + prefetch_args:
+                    s.array_shape = _array_shape(ctx, args[pos + prefetch_args], scope)
                 call.specs.append(s)
         out.append(call)
     ctx.__dict__["_pallas_calls"] = out
@@ -130,8 +171,8 @@ def _grid_rank(ctx, call) -> int | None:
 
 
 def _tpu(ctx) -> bool | None:
-    mods = set(ctx.src.aliases.values()) | {n.module for n in ast.walk(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module}
-    names = {a.name for n in ast.walk(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module == PL for a in n.names}
+    mods = set(ctx.src.aliases.values()) | {n.module for n in py.nodes(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module}
+    names = {a.name for n in py.nodes(ctx.tree) if isinstance(n, ast.ImportFrom) and n.module == PL for a in n.names}
     if any(m.startswith(f"{PL}.tpu") for m in mods) or "tpu" in names:
         return True
     if any(m.startswith((f"{PL}.triton", f"{PL}.mosaic_gpu", f"{PL}.gpu")) for m in mods) or \
@@ -154,7 +195,7 @@ def tpu_block_shape(ctx: PyContext):
             dims = s.shape.elts[-2:]
             vals = [None if py.literal(d) is None and isinstance(d, ast.Constant) else eval_int(ctx, d, call.scope, names=names)
                     for d in dims]
-            arr = (s.array_shape or [None, None])[-2:] if s.array_shape else [None, None]
+            arr = s.array_shape[-2:] if s.array_shape and len(s.array_shape) == len(s.shape.elts) else [None, None]
             for v, need, full, axis in zip(vals, (sub, lane), arr, ("second-to-last", "last")):
                 if v is None or v % need == 0 or (full is not None and v == full):
                     continue
@@ -231,3 +272,16 @@ def grid_drops_remainder(ctx: PyContext):
                       facts={"axis": ax, "grid": ctx.src.segment(e)}, severity="error" if known else None,
                       fix=f"use pl.cdiv({ctx.src.segment(e.left)}, {ctx.src.segment(e.right)}) (Pallas pads the last "
                           "block; mask what it computes), or assert the size is a multiple")
+
+
+@check("lint.pallas.block-rank")
+def block_rank(ctx: PyContext):
+    for call in pallas_calls(ctx):
+        for s in call.specs:
+            if not isinstance(s.shape, ast.Tuple) or not s.array_shape:
+                continue
+            if len(s.shape.elts) != len(s.array_shape):
+                yield Hit(s.node, f"block shape {ctx.src.segment(s.shape)} has {len(s.shape.elts)} dim"
+                                  f"{'s' if len(s.shape.elts) != 1 else ''} for an array of shape "
+                                  f"{tuple(s.array_shape)}: a block needs one size per array dim (None to squeeze)",
+                          facts={"block_rank": len(s.shape.elts), "array_shape": s.array_shape})

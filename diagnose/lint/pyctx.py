@@ -21,7 +21,7 @@ class PyContext:
     @cached_property
     def frameworks(self) -> set[str]:
         mods = set(self.src.aliases.values())
-        for n in ast.walk(self.tree):
+        for n in py.nodes(self.tree):
             if isinstance(n, ast.ImportFrom) and n.module:
                 mods.add(n.module)
         out = set()
@@ -87,8 +87,8 @@ class PyContext:
         that sizes are multiples of the block."""
         def mod_zero(test) -> bool:
             return any(isinstance(c, ast.Compare) and isinstance(c.left, ast.BinOp) and isinstance(c.left.op, ast.Mod)
-                       and any(py.literal(x) == 0 for x in c.comparators) for c in ast.walk(test))
-        for n in ast.walk(self.tree):
+                       and any(py.literal(x) == 0 for x in c.comparators) for c in py.nodes(test))
+        for n in py.nodes(self.tree):
             if isinstance(n, ast.Assert) and mod_zero(n.test):
                 return True
             if isinstance(n, ast.Call) and n.args and (self.name(n.func) or "").rsplit(".", 1)[-1] in (
@@ -100,7 +100,7 @@ class PyContext:
     def host_text_names(self) -> set[str]:
         """Every dotted name the file mentions (host code included): `torch.float32`, `torch.equal`..."""
         out = set()
-        for n in ast.walk(self.tree):
+        for n in py.nodes(self.tree):
             if isinstance(n, (ast.Attribute, ast.Name)):
                 d = self.name(n)
                 if d:
@@ -123,7 +123,7 @@ class PyContext:
         """kernel name -> its `kernel[grid](...)` calls in the file."""
         names = {fn.name for fn in self.triton_kernels}
         out: dict[str, list] = {}
-        for n in ast.walk(self.tree):
+        for n in py.nodes(self.tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name) \
                     and n.func.value.id in names:
                 out.setdefault(n.func.value.id, []).append(n)
@@ -157,15 +157,15 @@ class PyContext:
             if not vals:
                 for n in self.tree.body:
                     if isinstance(n, ast.FunctionDef) and n.name == g.id:
-                        rets = [r.value for r in ast.walk(n) if isinstance(r, ast.Return) and r.value is not None]
+                        rets = [r.value for r in py.nodes(n) if isinstance(r, ast.Return) and r.value is not None]
                         ranks = {self._rank(r, n, depth + 1) for r in rets}
                         return ranks.pop() if len(ranks) == 1 else None
                     if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == g.id for t in n.targets):
                         vals = [n.value]
             if scope is not None:
-                for n in ast.walk(scope):    # a nested `def grid(meta): return (...)`
+                for n in py.nodes(scope):    # a nested `def grid(meta): return (...)`
                     if isinstance(n, ast.FunctionDef) and n.name == g.id and n is not scope:
-                        rets = [r.value for r in ast.walk(n) if isinstance(r, ast.Return) and r.value is not None]
+                        rets = [r.value for r in py.nodes(n) if isinstance(r, ast.Return) and r.value is not None]
                         ranks = {self._rank(r, n, depth + 1) for r in rets}
                         return ranks.pop() if len(ranks) == 1 else None
             ranks = {self._rank(v, scope, depth + 1) for v in vals}
@@ -224,13 +224,13 @@ class KernelFlow:
         self.constexprs = py.constexpr_params(fn)
         self.params = py.params(fn)
         self.env: dict[str, set] = {}
-        for n in ast.walk(fn):
+        for n in py.nodes(fn):
             if isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.target, ast.Name):
                 self.env[n.target.id] = {"moving"}
         in_loop = set()
-        for loop in ast.walk(fn):
+        for loop in py.nodes(fn):
             if isinstance(loop, (ast.For, ast.While)):
-                for n in ast.walk(loop):
+                for n in py.nodes(loop):
                     if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
                         in_loop.add(n.target.id)
         self.loop_advanced = in_loop
@@ -299,7 +299,7 @@ class KernelFlow:
         """The block sizes of the tl.arange calls an expression is built from (their source text)."""
         out = []
         for n in self.expand(e):
-            for c in ast.walk(n):
+            for c in py.nodes(n):
                 if self.ctx.is_call(c, f"{TL}.arange") and len(c.args) == 2:
                     s = self.ctx.src.segment(c.args[1])
                     if s and s not in out:

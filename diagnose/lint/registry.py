@@ -19,7 +19,7 @@ class Rule:
     id: str
     framework: str
     severity: str          # the default; a check may lower it for one hit (and says why in the title)
-    origin: str
+    origin: str | None
     family: str | None
     confidence: float      # the probability that a hit is a real defect, as this project judges it
     summary: str           # one line
@@ -57,12 +57,13 @@ def load_rules(directory: Path = RULES_DIR) -> dict[str, Rule]:
             if not rid.startswith(f"lint.{entry['framework']}."):
                 raise RuleError(f"{path}: rule id {rid} must start with lint.{entry['framework']}.")
             if entry["framework"] not in FRAMEWORKS or entry["severity"] not in SEVERITIES \
-                    or entry["origin"] not in ORIGINS or not 0 < float(entry["confidence"]) <= 1:
+                    or entry["origin"] not in ORIGINS + ("",) or not 0 < float(entry["confidence"]) <= 1:
                 raise RuleError(f"{path}: rule {rid}: framework, severity, origin or confidence out of range")
             if rid in rules:
                 raise RuleError(f"{path}: rule {rid} defined twice")
-            rules[rid] = Rule(**{k: entry.get(k) for k in _FIELDS}, references=tuple(entry.get("references", ())),
-                              source=path.name)
+            vals = {k: entry.get(k) for k in _FIELDS}
+            vals["origin"] = vals["origin"] or None          # "" : a note about the reading, no origin
+            rules[rid] = Rule(**vals, references=tuple(entry.get("references", ())), source=path.name)
     return rules
 
 

@@ -24,6 +24,10 @@ def _unmasked(ctx: PyContext, short: str):
         return
     for fn in ctx.triton_kernels:
         fl = ctx.flow(fn)
+        masks = [m for s in ("load", "store") for c in _tl_calls(ctx, fn, s) for m in [_mask_arg(c, s)] if m is not None]
+        masked_any = bool(masks) or any(py.keyword(c, "boundary_check") is not None
+                                        for s in ("load", "store") for c in _tl_calls(ctx, fn, s))
+        masked_extents = {e for m in masks for e in fl.arange_extents(m)}
         for call in _tl_calls(ctx, fn, short):
             ptr = py.arg(call, 0, "pointer")
             if ptr is None or _mask_arg(call, short) is not None or py.keyword(call, "boundary_check") is not None:
@@ -37,12 +41,51 @@ def _unmasked(ctx: PyContext, short: str):
             ext = fl.arange_extents(ptr)
             block = " x ".join(ext) or "the block"
             verb = "reads" if short == "load" else "writes"
+            # a kernel that masks nothing and takes its sizes as constexprs is written for exact tiles
+            # (block-sparse kernels over power-of-2 blocks): the invariant is not visible here, so a warning
+            sizes = sorted(fl.constexprs - set(ext) - {n for n in fl.constexprs if n.isupper() and "BLOCK" in n})
+            exact = not masked_any
+            # the overhang is certain when the tile steps along its own dim (pid * B + tl.arange(0, B),
+            # or a loop over range(.., .., B)), or when the kernel masks other accesses of the same
+            # extent; a tile of whole blocks picked by strides (a block-sparse block) may be exact
+            evident = _steps_own_dim(ctx, fl, ptr, ext) or bool(set(ext) & masked_extents)
+            if exact:
+                note = (f" (nothing in {fn.name} is masked" + (f" and its sizes {', '.join(sizes[:4])} are constexpr"
+                                                             if sizes else "") + ": exact tiling may be intended)")
+            elif not evident:
+                note = (f" (the kernel masks no other access of extent {block} and the tile does not step along "
+                        "its own dim: it may be an exact block)")
+            else:
+                note = ""
             yield Hit(call, f"tl.{short}({ctx.src.segment(ptr)}) in {fn.name} {verb} a whole tile with no "
-                            f"mask: the last tile {verb} past the end unless the size is a multiple of {block}",
-                      facts={"kernel": fn.name, "pointer": ctx.src.segment(ptr), "block": ext},
+                            f"mask: the last tile {verb} past the end unless the size is a multiple of {block}"
+                            + note, severity="warning" if note else None,
+                      facts={"kernel": fn.name, "pointer": ctx.src.segment(ptr), "block": ext,
+                             "kernel_masks_nothing": not masked_any},
                       fix=f"pass mask= (offsets < size) to tl.{short}"
                           + (", and other= for the masked lanes" if short == "load" else "")
                           + "; or assert size % BLOCK == 0 in the launcher if that is guaranteed")
+
+
+def _steps_own_dim(ctx, fl, ptr, ext) -> bool:
+    """The pointer's offsets advance by the tile's own extent: `x * B` with x a program id (or
+    anything moving) next to tl.arange(0, B), or a loop `for off in range(a, b, B)`."""
+    if not ext:
+        return False
+    parts = fl.expand(ptr)
+    names = set().union(*(py.names_in(n) for n in parts))
+    for n in parts:
+        for m in py.nodes(n):
+            if isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mult):
+                for a, b in ((m.left, m.right), (m.right, m.left)):
+                    if ctx.src.segment(b) in ext and "moving" in fl.kinds(a):
+                        return True
+    for loop in py.nodes(fl.fn):
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and loop.target.id in names \
+                and isinstance(loop.iter, ast.Call) and len(loop.iter.args) == 3 \
+                and ctx.src.segment(loop.iter.args[2]) in ext:
+            return True
+    return False
 
 
 @check("lint.triton.unmasked-load")
@@ -87,7 +130,7 @@ def _reads(ctx, e, names) -> bool:
 
 def _sink_in(ctx, stmt, tainted):
     """The first max/min/argmax/argmin call or division in stmt that reads a tainted name."""
-    for n in sorted((n for n in ast.walk(stmt) if isinstance(n, (ast.Call, ast.BinOp))),
+    for n in sorted((n for n in py.nodes(stmt) if isinstance(n, (ast.Call, ast.BinOp))),
                     key=lambda n: (n.lineno, n.col_offset)):
         if isinstance(n, ast.Call):
             method = isinstance(n.func, ast.Attribute) and n.func.attr in ("max", "min", "argmax", "argmin") \
@@ -105,7 +148,7 @@ def _first_sink(ctx, fn, name, start):
     """Follow the loaded value through the statements after start, in source order (an assignment
     from a clean value kills a name): the first sink that reads it, or None."""
     tainted = {name}
-    stmts = sorted((s for s in ast.walk(fn) if isinstance(s, ast.stmt) and not isinstance(
+    stmts = sorted((s for s in py.nodes(fn) if isinstance(s, ast.stmt) and not isinstance(
         s, (ast.FunctionDef, ast.For, ast.While, ast.If, ast.With))), key=lambda s: (s.lineno, s.col_offset))
     for st in stmts:
         if (st.lineno, st.col_offset) <= (start.lineno, start.col_offset):
@@ -130,14 +173,14 @@ def int32_offset_overflow(ctx):
     for fn in ctx.triton_kernels:
         fl = ctx.flow(fn)
         runtime = set(fl.params) - fl.constexprs
-        seen = set()
+        seen, found = set(), []
         for short in ("load", "store"):
             for call in _tl_calls(ctx, fn, short):
                 ptr = py.arg(call, 0, "pointer")
                 if ptr is None:
                     continue
                 for e in fl.expand(ptr):
-                    for m in ast.walk(e):
+                    for m in py.nodes(e):
                         if not (isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mult)) or id(m) in seen:
                             continue
                         for a, b in ((m.left, m.right), (m.right, m.left)):
@@ -145,11 +188,18 @@ def int32_offset_overflow(ctx):
                             if "pid" in ka and "int64" not in ka and "arange" not in ka and \
                                     isinstance(b, ast.Name) and b.id in runtime and "int64" not in fl.kinds(b):
                                 seen.add(id(m))
-                                yield Hit(m, f"{ctx.src.segment(m)} in {fn.name} is int32 arithmetic (a program id "
-                                             f"times the runtime value {b.id}): it wraps once the offset passes "
-                                             "2^31 elements",
-                                          facts={"kernel": fn.name, "expression": ctx.src.segment(m)})
+                                found.append((m, b.id))
                                 break
+        if not found:
+            continue
+        found.sort(key=lambda t: (t[0].lineno, t[0].col_offset))
+        m, stride = found[0]
+        more = f" ({len(found) - 1} more such product{'s' if len(found) > 2 else ''} in this kernel)" if len(found) > 1 else ""
+        yield Hit(m, f"{ctx.src.segment(m)} in {fn.name} is int32 arithmetic (a program id times the runtime value "
+                     f"{stride}){more}: it wraps once the offset passes 2^31 elements",
+                  facts={"kernel": fn.name, "expression": ctx.src.segment(m),
+                         "products": [ctx.src.segment(x) for x, _ in found[:10]]},
+                  also=[x for x, _ in found[1:6]])
 
 
 @check("lint.triton.tf32-dot")
@@ -157,7 +207,7 @@ def tf32_dot(ctx):
     names = ctx.host_text_names
     fp32 = any(n in names for n in ("torch.float32", "torch.float", "numpy.float32", "jax.numpy.float32"))
     low = any(n in names for n in ("torch.float16", "torch.half", "torch.bfloat16", "torch.float8_e4m3fn"))
-    compared = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and (ctx.name(n.func) or "") in (
+    compared = [n for n in py.nodes(ctx.tree) if isinstance(n, ast.Call) and (ctx.name(n.func) or "") in (
         "torch.testing.assert_close", "torch.allclose", "numpy.testing.assert_allclose", "numpy.allclose")]
     if not (fp32 and not low and compared):
         return
@@ -320,10 +370,10 @@ def fp16_accumulator(ctx):
             dts = ctx.name(dt) if dt is not None else None
             if dts not in (f"{TL}.float16", f"{TL}.bfloat16"):
                 continue
-            for loop in ast.walk(fn):
+            for loop in py.nodes(fn):
                 if not isinstance(loop, (ast.For, ast.While)):
                     continue
-                for n in ast.walk(loop):
+                for n in py.nodes(loop):
                     acc = (isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
                            and isinstance(n.op, ast.Add)) or (
                         isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
@@ -344,7 +394,7 @@ _EXACT = ("torch.equal", "numpy.array_equal", "numpy.testing.assert_array_equal"
 
 def _exact_compares(ctx):
     out = []
-    for n in ast.walk(ctx.tree):
+    for n in py.nodes(ctx.tree):
         if isinstance(n, ast.Call):
             name = ctx.name(n.func) or ""
             if name in _EXACT:
@@ -454,3 +504,84 @@ def grid_floor_division(ctx):
                               facts={"kernel": fn.name, "axis": ax, "grid": ctx.src.segment(e)},
                               fix=f"use triton.cdiv({ctx.src.segment(e.left)}, {ctx.src.segment(e.right)}) and mask the "
                                   "last block")
+
+
+@check("lint.triton.mask-off-by-one")
+def mask_off_by_one(ctx):
+    for fn in ctx.triton_kernels:
+        fl = ctx.flow(fn)
+        runtime = set(fl.params) - fl.constexprs
+        seen = set()
+        for short in ("load", "store"):
+            for call in _tl_calls(ctx, fn, short):
+                m = _mask_arg(call, short)
+                if m is None:
+                    continue
+                for e in fl.expand(m):
+                    for c in py.nodes(e):
+                        if not isinstance(c, ast.Compare) or len(c.ops) != 1 or id(c) in seen:
+                            continue
+                        op, left, right = c.ops[0], c.left, c.comparators[0]
+                        if isinstance(op, ast.GtE):
+                            left, right, op = right, left, ast.LtE()
+                        if isinstance(op, ast.LtE) and isinstance(right, ast.Name) and right.id in runtime \
+                                and "arange" in fl.kinds(left):
+                            seen.add(id(c))
+                            yield Hit(c, f"mask `{ctx.src.segment(c)}` in {fn.name} keeps the lane whose offset "
+                                         f"equals {right.id}: it touches one element past the end",
+                                      facts={"kernel": fn.name, "mask": ctx.src.segment(c)},
+                                      fix=f"use < ({ctx.src.segment(left)} < {right.id})")
+
+
+_IDENTITY = {"max": "-inf", "argmax": "-inf", "min": "+inf", "argmin": "+inf"}
+
+
+def _const_float(e):
+    """A constant `other=` value: a number, float('inf') / -float('inf') / math.inf, else None."""
+    v = py.literal(e)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    neg = isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub)
+    inner = e.operand if neg else e
+    if isinstance(inner, ast.Call) and py.dotted(inner.func) == "float" and inner.args:
+        s = py.literal(inner.args[0])
+        if isinstance(s, str):
+            try:
+                x = float(s)
+            except ValueError:
+                return None
+            return -x if neg else x
+    if py.dotted(inner) in ("math.inf", "float.inf", "numpy.inf", "np.inf"):
+        return float("-inf") if neg else float("inf")
+    return None
+
+
+@check("lint.triton.masked-load-bad-other")
+def masked_load_bad_other(ctx):
+    for fn in ctx.triton_kernels:
+        for call in _tl_calls(ctx, fn, "load"):
+            other = py.arg(call, 2, "other")
+            if _mask_arg(call, "load") is None or other is None:
+                continue
+            v = _const_float(other)
+            parent = ctx.src.parent(call)
+            if v is None or not (isinstance(parent, ast.Assign) and len(parent.targets) == 1
+                                 and isinstance(parent.targets[0], ast.Name)):
+                continue
+            sink = _first_sink(ctx, fn, parent.targets[0].id, parent)
+            if sink is None:
+                continue
+            if isinstance(sink, ast.BinOp):
+                bad, need = v == 0.0, "a non-zero value (1.0)"
+                what = "a division"
+            else:
+                op = (py.dotted(sink.func) or "").rsplit(".", 1)[-1]
+                need = _IDENTITY.get(op)
+                bad = need is not None and not ((need == "-inf" and v == float("-inf")) or
+                                                (need == "+inf" and v == float("inf")))
+                what = f"tl.{op}"
+            if bad:
+                yield Hit(other, f"the masked lanes of this load get other={ctx.src.segment(other)}, and the value "
+                                 f"feeds {what} (line {sink.lineno}), whose identity is {need}: the padding lanes "
+                                 "can win (a row of negatives has max 0) or divide by zero",
+                          facts={"kernel": fn.name, "other": ctx.src.segment(other), "needs": need}, also=[sink])

@@ -93,6 +93,9 @@ def tolerance_reading(facts: dict) -> str:
             parts.append(f"The rtol in use ({rtol:g}) is below one {f.name} rounding ({f.unit_roundoff:.3g}): "
                          "the test demands more precision than the dtype has; derive the tolerance from the dtype "
                          "(`diagnose numerics --dtype ... --acc ... --k ...`).")
+    if rtol is not None and rtol >= 1:
+        parts.append(f"rtol={rtol:g} is at least 1: |0 - ref| <= rtol x |ref| for every element, so an all-zeros "
+                     "output passes this test; it cannot tell a broken kernel from a right one.")
     if rel is not None and not math.isnan(rel) and rtol:
         ratio = rel / rtol if rtol else math.inf
         if f is not None and rel <= 8 * f.eps:

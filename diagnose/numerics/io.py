@@ -33,18 +33,23 @@ class Loaded:
         part = self.raw[index]
         return decode_bits(part, self.dtype) if self.bits else np.asarray(part, dtype=np.float64)
 
-    def rows(self, r0: int, r1: int, cols: int) -> np.ndarray:
-        """float64 rows r0:r1 of the (rows, cols) view. A C-ordered .npy file is read with pread, so
-        memory stays at one block of rows however large the file (a memory map's touched pages would
-        stay resident)."""
+    def rows(self, r0: int, r1: int, cols: int, c0: int = 0, c1: int | None = None) -> np.ndarray:
+        """float64 block [r0:r1, c0:c1] of the (rows, cols) view. A C-ordered .npy file is read with
+        pread, so memory stays at one block however large the file (a memory map's touched pages
+        would stay resident)."""
+        c1 = cols if c1 is None else c1
         raw = self.raw
         if isinstance(raw, np.memmap) and raw.flags.c_contiguous and raw.filename:
             item = raw.dtype.itemsize
             with open(raw.filename, "rb", buffering=0) as fh:
-                buf = os.pread(fh.fileno(), (r1 - r0) * cols * item, raw.offset + r0 * cols * item)
-            part = np.frombuffer(buf, dtype=raw.dtype).reshape(r1 - r0, cols)
+                if c0 == 0 and c1 == cols:
+                    buf = os.pread(fh.fileno(), (r1 - r0) * cols * item, raw.offset + r0 * cols * item)
+                else:
+                    buf = b"".join(os.pread(fh.fileno(), (c1 - c0) * item, raw.offset + (r * cols + c0) * item)
+                                   for r in range(r0, r1))
+            part = np.frombuffer(buf, dtype=raw.dtype).reshape(r1 - r0, c1 - c0)
         else:
-            part = raw.reshape(-1, cols)[r0:r1]
+            part = raw.reshape(-1, cols)[r0:r1, c0:c1]
         return decode_bits(part, self.dtype) if self.bits else np.asarray(part, dtype=np.float64)
 
     @property

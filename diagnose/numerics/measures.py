@@ -39,20 +39,29 @@ def view2d(shape) -> tuple[int, int]:
     return int(np.prod(shape[:-1])), int(shape[-1])
 
 
-def _rows(arr, shape2, r0, r1) -> np.ndarray:
-    """float64 rows r0:r1 of the 2-D view of `arr` (a Loaded or an ndarray)."""
+def _rows(arr, shape2, r0, r1, c0=0, c1=None) -> np.ndarray:
+    """float64 block [r0:r1, c0:c1] of the 2-D view of `arr` (a Loaded or an ndarray)."""
     rows, cols = shape2
+    c1 = cols if c1 is None else c1
     if hasattr(arr, "rows"):
-        return arr.rows(r0, r1, cols)
+        return arr.rows(r0, r1, cols, c0, c1)
     a = np.asarray(arr).reshape(rows, cols)
-    return np.asarray(a[r0:r1], dtype=np.float64)
+    return np.asarray(a[r0:r1, c0:c1], dtype=np.float64)
 
 
-def _row_blocks(shape2, align: int = BLOCK):
+def _blocks(shape2, align: int = BLOCK):
+    """(r0, r1, c0, c1) blocks of about CHUNK_ELEMS elements covering the 2-D view, rows aligned to
+    `align` (the 8x8 block counts never straddle two blocks); rows wider than a block are cut too."""
     rows, cols = shape2
-    step = max(align, (CHUNK_ELEMS // max(cols, 1)) // align * align) if rows > align else rows
-    for r0 in range(0, rows, max(step, 1)):
-        yield r0, min(rows, r0 + step)
+    if cols * min(rows, align) <= CHUNK_ELEMS:
+        step = max(align, (CHUNK_ELEMS // max(cols, 1)) // align * align) if rows > align else rows
+        for r0 in range(0, rows, max(step, 1)):
+            yield r0, min(rows, r0 + step), 0, cols
+        return
+    width = max(align, (CHUNK_ELEMS // min(rows, align)) // align * align)
+    for r0 in range(0, rows, align):
+        for c0 in range(0, cols, width):
+            yield r0, min(rows, r0 + align), c0, min(cols, c0 + width)
 
 
 @dataclass
@@ -62,7 +71,7 @@ class Scales:
     col: np.ndarray | None
     max_abs: float
 
-    def of(self, r0: int, r1: int) -> np.ndarray | float:
+    def of(self, r0: int, r1: int, c0: int = 0, c1: int | None = None) -> np.ndarray | float:
         """Each element's scale, rows r0:r1: row RMS x col RMS / RMS (a rank-one model of |A| |B|),
         never below 5% of the global RMS (rows the reference leaves near zero)."""
         g = self.rms
@@ -70,7 +79,7 @@ class Scales:
             return 0.0
         s = np.full((r1 - r0, 1), g) if self.row is None else self.row[r0:r1, None].copy()
         if self.col is not None:
-            s = s * (self.col[None, :] / g)
+            s = s * (self.col[None, c0:c1] / g)
         return np.maximum(s, 0.05 * g)
 
 
@@ -82,15 +91,15 @@ def scales(ref, shape) -> Scales:
     rn = np.zeros(rows)
     cn = np.zeros(cols)
     mx = 0.0
-    for r0, r1 in _row_blocks(shape2):
-        r = _rows(ref, shape2, r0, r1)
+    for r0, r1, c0, c1 in _blocks(shape2):
+        r = _rows(ref, shape2, r0, r1, c0, c1)
         fin = np.isfinite(r)
         r = np.where(fin, r, 0.0)
         sq = r * r
-        rsq[r0:r1] = sq.sum(axis=1)
-        csq += sq.sum(axis=0)
-        rn[r0:r1] = fin.sum(axis=1)
-        cn += fin.sum(axis=0)
+        rsq[r0:r1] += sq.sum(axis=1)
+        csq[c0:c1] += sq.sum(axis=0)
+        rn[r0:r1] += fin.sum(axis=1)
+        cn[c0:c1] += fin.sum(axis=0)
         if r.size:
             mx = max(mx, float(np.abs(r).max()))
     n = rn.sum()
@@ -122,16 +131,22 @@ class Floor:
 def sample_floor(out, ref, shape, f: Format, sc: Scales) -> Floor:
     shape2 = view2d(shape)
     rows, cols = shape2
-    want_rows = max(1, SAMPLE_ELEMS // max(cols, 1))
-    idx = np.arange(rows) if rows <= want_rows else np.linspace(0, rows - 1, want_rows).astype(np.int64)
+    if rows * cols <= SAMPLE_ELEMS:
+        units = [(0, rows, 0, cols)]
+    elif cols <= SAMPLE_ELEMS // 64:                       # evenly spaced whole rows
+        want = max(1, SAMPLE_ELEMS // cols)
+        units = [(int(i), int(i) + 1, 0, cols) for i in np.unique(np.linspace(0, rows - 1, want).astype(np.int64))]
+    else:                                                  # rows too wide: evenly spaced windows
+        win = 4096
+        n_rows = min(rows, 64)
+        per_row = max(1, SAMPLE_ELEMS // win // n_rows)
+        units = [(int(i), int(i) + 1, int(c), int(min(cols, c + win)))
+                 for i in np.unique(np.linspace(0, rows - 1, n_rows).astype(np.int64))
+                 for c in np.unique(np.linspace(0, max(cols - win, 0), per_row).astype(np.int64))]
     o_parts, r_parts, s_parts = [], [], []
-    # contiguous runs of sampled rows are read together
-    for i in idx if rows > want_rows else [None]:
-        if i is None:
-            o, r, s = _rows(out, shape2, 0, rows), _rows(ref, shape2, 0, rows), sc.of(0, rows)
-        else:
-            o, r, s = _rows(out, shape2, i, i + 1), _rows(ref, shape2, i, i + 1), sc.of(i, i + 1)
-        s = np.broadcast_to(s, r.shape)
+    for r0, r1, c0, c1 in units:
+        o, r = _rows(out, shape2, r0, r1, c0, c1), _rows(ref, shape2, r0, r1, c0, c1)
+        s = np.broadcast_to(sc.of(r0, r1, c0, c1), r.shape)
         fin = np.isfinite(o) & np.isfinite(r)
         o_parts.append(o[fin])
         r_parts.append(r[fin])
@@ -146,10 +161,16 @@ def sample_floor(out, ref, shape, f: Format, sc: Scales) -> Floor:
     beyond = d / np.where(s > 0, s, 1.0)
     # lower quartiles, not medians: they hold while up to 3/4 of the elements are wrong. For rounding
     # errors (uniform in ULPs) twice the quartile is the median; for Gaussian noise the quartile of
-    # |x| is 0.3186 sigma.
-    q_ulp, q_beyond = np.percentile(ulps, 25), np.percentile(beyond, 25)
-    ulp_med = 2.0 * float(q_ulp)
-    sigma = float(q_beyond) / 0.3186
+    # |x| is 0.3186 sigma. Where a quarter or more of the errors are exactly 0 (both sides rounded
+    # alike) the lowest non-zero of the quartile, median and upper quartile is used instead.
+    def level(a, scale):
+        for q, k in zip(np.percentile(a, (25, 50, 75)), scale):
+            if q > 0:
+                return float(q) * k
+        return 0.0
+
+    ulp_med = level(ulps, (2.0, 1.0, 2.0 / 3.0))
+    sigma = level(beyond, (1 / 0.3186, 1 / 0.6745, 1 / 1.1503))
     floor = Floor(ulp_med, sigma, 0.0, 0.0, 0.0, 0.0, int(d.size))
     thr = floor.threshold(r, s, f)
     quiet = d <= thr
@@ -216,7 +237,7 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
     res.hot_rows = np.zeros(rows, np.int64)
     res.hot_cols = np.zeros(cols, np.int64)
     gb_r, gb_c = -(-rows // BLOCK), -(-cols // BLOCK)
-    res.hot_blocks = np.zeros((gb_r, gb_c), np.int64)
+    res.hot_blocks = np.zeros((gb_r, gb_c), np.int32)       # at most 64 per block
     res.src_rows = np.zeros(rows, np.int64)
     res.src_cols = np.zeros(cols, np.int64)
     res.col_err_sum = np.zeros(cols)
@@ -224,9 +245,9 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
     bs = {"ee": 0.0, "max": 0.0} if base is not None else {}
     passes = {"zeros": 0, "shifted": 0, "shifted_of": 0, "input": 0} if review else {}
     spacing_lo = 2.0 ** (f.emin - f.mant)
-    for r0, r1 in _row_blocks(shape2):
-        o = _rows(out, shape2, r0, r1)
-        r = _rows(ref, shape2, r0, r1)
+    for r0, r1, c0, c1 in _blocks(shape2):
+        o = _rows(out, shape2, r0, r1, c0, c1)
+        r = _rows(ref, shape2, r0, r1, c0, c1)
         fo, fr = np.isfinite(o), np.isfinite(r)
         fin = fo & fr
         allfin = bool(fin.all())
@@ -252,7 +273,8 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
         if ae.size:
             i = int(np.argmax(ae))
             if ae.flat[i] > res.abs_max or res.abs_max_index < 0:
-                res.abs_max, res.abs_max_index = float(ae.flat[i]), r0 * cols + i
+                ri, ci = divmod(i, c1 - c0)
+                res.abs_max, res.abs_max_index = float(ae.flat[i]), (r0 + ri) * cols + c0 + ci
             rel = ae / np.maximum(ar, floor.percentiles.get("rel_floor", f.tiny))
             res.rel_max = max(res.rel_max, float(rel.max()))
             # the spacing of f at |ref|: |ref| * 2^-mant is within a factor 2 of it; exact where it matters
@@ -267,8 +289,8 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
         s["e"] += float(e.sum())
         s["ee"] += float(np.vdot(e, e))
         s["n"] += float(fin.sum()) if not allfin else float(fin.size)
-        res.col_err_sum += e.sum(axis=0)
-        res.col_fin += fin.sum(axis=0) if not allfin else (r1 - r0)
+        res.col_err_sum[c0:c1] += e.sum(axis=0)
+        res.col_fin[c0:c1] += fin.sum(axis=0) if not allfin else (r1 - r0)
         # mismatches at the tolerance (assert_close's rule; equal NaNs and equal infinities agree)
         bound = atol + rtol * ar
         close = ae <= bound
@@ -277,7 +299,7 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
             close |= (np.isnan(o) & np.isnan(r)) | (np.isinf(o) & (o == r))
         res.mismatched += int(close.size - np.count_nonzero(close))
         # above the noise floor
-        sc_ = sc.of(r0, r1)
+        sc_ = sc.of(r0, r1, c0, c1)
         hot = ae > floor.threshold(r0v, sc_, f)
         # an exact 0 where the reference is clearly not (beyond rounding to zero, and 1% of its scale)
         # is unwritten memory or a masked store whatever the noise
@@ -290,13 +312,13 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
         nh = int(np.count_nonzero(hot))
         if nh:
             res.hot += nh
-            res.hot_rows[r0:r1] = hot.sum(axis=1)
-            res.hot_cols += hot.sum(axis=0)
-            pad = np.zeros((-(-(r1 - r0) // BLOCK) * BLOCK, gb_c * BLOCK), bool)
-            pad[: r1 - r0, :cols] = hot
-            b0 = r0 // BLOCK
-            res.hot_blocks[b0: b0 + pad.shape[0] // BLOCK] += pad.reshape(
-                pad.shape[0] // BLOCK, BLOCK, gb_c, BLOCK).sum(axis=(1, 3))
+            res.hot_rows[r0:r1] += hot.sum(axis=1)
+            res.hot_cols[c0:c1] += hot.sum(axis=0)
+            nbr, nbc = -(-(r1 - r0) // BLOCK), -(-(c1 - c0) // BLOCK)
+            pad = np.zeros((nbr * BLOCK, nbc * BLOCK), bool)
+            pad[: r1 - r0, : c1 - c0] = hot
+            b0, bc0 = r0 // BLOCK, c0 // BLOCK
+            res.hot_blocks[b0: b0 + nbr, bc0: bc0 + nbc] += pad.reshape(nbr, BLOCK, nbc, BLOCK).sum(axis=(1, 3))
             hv = o[hot]
             hr = r[hot]
             res.hot_zero += int(((hv == 0) & (hr != 0)).sum())
@@ -309,21 +331,21 @@ def scan(out, ref, shape, f: Format, sc: Scales, floor: Floor, rtol: float, atol
             res.src += int(srcm.sum())
             res.src_nan += int((np.isnan(o) & srcm).sum())
             res.src_beyond_max += int((np.abs(r[srcm]) > f.max).sum())
-            res.src_rows[r0:r1] = srcm.sum(axis=1)
-            res.src_cols += srcm.sum(axis=0)
+            res.src_rows[r0:r1] += srcm.sum(axis=1)
+            res.src_cols[c0:c1] += srcm.sum(axis=0)
         if base is not None:
-            b = _rows(base, shape2, r0, r1)
+            b = _rows(base, shape2, r0, r1, c0, c1)
             eb = np.where(np.isfinite(b) & fr, b - r0v, np.where(fr, np.inf, 0.0))
             bs["ee"] += float(np.vdot(eb, eb)) if np.isfinite(eb).all() else math.inf
             bs["max"] = max(bs["max"], float(np.abs(eb).max()) if eb.size else 0.0)
         if review:
             passes["zeros"] += int(np.count_nonzero(ar <= bound))
-            if cols > 1:
+            if c1 - c0 > 1:
                 sh = np.abs(r0v[:, :-1] - r0v[:, 1:]) <= atol + rtol * ar[:, 1:]
                 passes["shifted"] += int(np.count_nonzero(sh))
                 passes["shifted_of"] += int(sh.size)
             if inp is not None:
-                x = _rows(inp, shape2, r0, r1)
+                x = _rows(inp, shape2, r0, r1, c0, c1)
                 passes["input"] += int(np.count_nonzero(np.abs(x - r0v) <= bound))
     res.counts = c
     res.sums = s

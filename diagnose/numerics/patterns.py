@@ -55,7 +55,7 @@ def axis_profiles(sc: Scan, counts_rows: np.ndarray, counts_cols: np.ndarray) ->
     return out
 
 
-def tail_tile(sc: Scan) -> Finding | None:
+def tail_tile(sc: Scan, need: float = EXPLAINS) -> Finding | None:
     """Nearly every above-floor element in a trailing run of indices along one axis: the last partial
     tile when the run starts at a multiple of a power-of-two tile it is shorter than, else a tail region."""
     for axis, (cnt, per) in enumerate(axis_profiles(sc, sc.hot_rows, sc.hot_cols)):
@@ -68,7 +68,7 @@ def tail_tile(sc: Scan) -> Finding | None:
         if start == 0 or start == n:
             continue
         inside = int(cnt[start:].sum())
-        if inside < EXPLAINS * sc.hot or n - start > 0.5 * n:
+        if inside < need * sc.hot or n - start > 0.5 * n:
             continue
         tiles = [t for t in TILES if start % t == 0 and n - start < t and n % t != 0]
         fill_in = round(float(inside / (per * (n - start))), 4)
@@ -98,7 +98,7 @@ def tail_tile(sc: Scan) -> Finding | None:
     return None
 
 
-def whole_lines(sc: Scan) -> Finding | None:
+def whole_lines(sc: Scan, need: float = EXPLAINS) -> Finding | None:
     if len(sc.shape) < 2:
         return None
     profs = axis_profiles(sc, sc.hot_rows, sc.hot_cols)
@@ -109,7 +109,7 @@ def whole_lines(sc: Scan) -> Finding | None:
         if not full.size or full.size >= 0.5 * cnt.size:
             continue
         inside = int(cnt[full].sum())
-        if inside < EXPLAINS * sc.hot:
+        if inside < need * sc.hot:
             continue
         return finding(
             f"whole-{word}", "kernel-logic",
@@ -122,32 +122,33 @@ def whole_lines(sc: Scan) -> Finding | None:
     return None
 
 
-def blocks(sc: Scan) -> Finding | None:
+def blocks(sc: Scan, need: float = EXPLAINS) -> Finding | None:
     rows, cols = sc.shape2
     if len(sc.shape) < 2 or sc.hot_blocks is None:
         return None
     b8 = sc.hot_blocks
-    # elements per 8x8 block (edge blocks are partial)
+    # elements per block are an outer product of rows-per-block and cols-per-block (edge blocks partial)
     er = np.minimum(BLOCK, rows - np.arange(b8.shape[0]) * BLOCK)
     ec = np.minimum(BLOCK, cols - np.arange(b8.shape[1]) * BLOCK)
-    area8 = er[:, None] * ec[None, :]
     for t in reversed(TILES):
         if rows < 2 * t or cols < 2 * t:
             continue
         g = t // BLOCK
         gr, gc = -(-b8.shape[0] // g), -(-b8.shape[1] // g)
-        pc = np.zeros((gr * g, gc * g), np.int64)
-        pa = np.zeros((gr * g, gc * g), np.int64)
-        pc[: b8.shape[0], : b8.shape[1]] = b8
-        pa[: b8.shape[0], : b8.shape[1]] = area8
-        cnt = pc.reshape(gr, g, gc, g).sum(axis=(1, 3))
-        area = pa.reshape(gr, g, gc, g).sum(axis=(1, 3))
-        fill = np.divide(cnt, area, out=np.zeros(cnt.shape), where=area > 0)
-        full = fill >= FILL
+        if g == 1:
+            cnt = b8
+        else:
+            pc = np.zeros((gr * g, gc * g), b8.dtype)
+            pc[: b8.shape[0], : b8.shape[1]] = b8
+            cnt = pc.reshape(gr, g, gc, g).sum(axis=(1, 3))
+            del pc
+        area = np.outer(np.bincount(np.arange(er.size) // g, er, minlength=gr),
+                        np.bincount(np.arange(ec.size) // g, ec, minlength=gc))
+        full = (cnt >= FILL * area) & (area > 0) & (cnt > 0)
         if not full.any() or full.sum() >= 0.5 * full.size:
             continue
         inside = int(cnt[full].sum())
-        if inside < EXPLAINS * sc.hot:
+        if inside < need * sc.hot:
             continue
         where = [[int(i), int(j)] for i, j in zip(*np.nonzero(full))]
         r0, c0 = where[0]
@@ -164,7 +165,7 @@ def blocks(sc: Scan) -> Finding | None:
     return None
 
 
-def periodic(sc: Scan) -> Finding | None:
+def periodic(sc: Scan, need: float = EXPLAINS) -> Finding | None:
     for axis, (cnt, per) in enumerate(axis_profiles(sc, sc.hot_rows, sc.hot_cols)):
         n = cnt.size
         fill = cnt / max(per, 1)
@@ -185,6 +186,7 @@ def periodic(sc: Scan) -> Finding | None:
                     region=f"axis {axis}, index mod {p} in {{{_short(resid)}}}",
                     bad_fraction_on_residues=round(float(res[bad].mean()), 4),
                     bad_fraction_elsewhere=round(float(res[good].mean()), 4), explains=1.0)
+                # (a period is read from the whole profile: it explains all or nothing)
             p *= 2
     return None
 
@@ -310,3 +312,55 @@ def fits(sc: Scan, noise_rms: float) -> Finding | None:
                            "missing or added twice", fix="check the bias add (broadcast along the right axis, once)",
                            offset_rms=float(np.sqrt(np.mean(colmean ** 2))), residual_rms=resid, error_rms=err_rms)
     return None
+
+
+DETECTORS = (tail_tile, periodic, whole_lines, blocks)
+
+
+def _cover(f: Finding, sc: Scan) -> np.ndarray:
+    """The 8x8 blocks of the 2-D view a region finding covers (all of them when it has no 2-D place)."""
+    gr, gc = sc.hot_blocks.shape
+    m = np.zeros((gr, gc), bool)
+    nd, ax, p = len(sc.shape), f.facts.get("axis"), pattern(f)
+    if p in ("tail-tile", "tail-region") and ax == nd - 1:
+        m[:, f.facts["start"] // BLOCK:] = True
+    elif p in ("tail-tile", "tail-region") and ax == nd - 2 == 0:
+        m[f.facts["start"] // BLOCK:, :] = True
+    elif p == "whole-rows" and nd == 2:
+        m[np.unique(np.asarray(f.facts["indices"]) // BLOCK), :] = True
+    elif p == "whole-columns":
+        m[:, np.unique(np.asarray(f.facts["indices"]) // BLOCK)] = True
+    elif p == "whole-blocks":
+        g = f.facts["block"] // BLOCK
+        for i, j in f.facts["blocks"]:
+            m[i * g:(i + 1) * g, j * g:(j + 1) * g] = True
+    else:
+        m[:] = True
+    return m
+
+
+def structure(sc: Scan) -> list[Finding]:
+    """The regions above the floor. One when a single region holds them (the usual bug); else the
+    regions that each hold a fifth or more, chosen greedily by what they add to the 8x8 blocks already
+    covered (largest first) until together they hold 95% of them (two bugs at once: a tail tile and
+    a bad row)."""
+    if not sc.hot:
+        return []
+    for det in DETECTORS:
+        f = det(sc)
+        if f:
+            return [f]
+    cands = [f for f in (det(sc, need=0.2) for det in DETECTORS if det is not periodic) if f]
+    covers = [_cover(f, sc) for f in cands]
+    covered = np.zeros(sc.hot_blocks.shape, bool)
+    out = []
+    while cands and len(out) < 3:
+        gains = [int(sc.hot_blocks[c & ~covered].sum()) for c in covers]
+        i = int(np.argmax(gains))
+        if gains[i] < 0.05 * sc.hot:
+            break
+        out.append(cands.pop(i))
+        covered |= covers.pop(i)
+        if sc.hot_blocks[covered].sum() >= EXPLAINS * sc.hot:
+            return out
+    return []

@@ -203,7 +203,7 @@ class Explanation:
     bits: float
     models: list                    # [(Model, predicted ratio at the assumed K, implied K)]
     explained_by: Model | None
-    k_assumed: str                  # "K=300 (given)" | "K <= 65536 (assumed)"
+    k_assumed: str                  # "K=300, given" | "K up to 65536 assumed"
     consistent: list[str]
 
     def to_json(self) -> dict:
@@ -231,4 +231,4 @@ def explain(nu: float, out_dtype: str, acc: str | None = None, k: int | None = N
         if best is None and nu <= margin(n) * pred:
             best = m
     return Explanation(nu, effective_bits(nu), rows, best,
-                       f"K={k} (given)" if k else f"K <= {K_MAX} (assumed; pass --k)", consistent_with(nu))
+                       f"K={k}, given" if k else f"K up to {K_MAX} assumed", consistent_with(nu))

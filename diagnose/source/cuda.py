@@ -12,6 +12,7 @@ tree-sitter recovers from what it cannot parse (a macro it cannot expand) with E
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -64,6 +65,7 @@ def parse(path, data: bytes | None = None) -> CudaSource:
     if b"\0" in raw[:8192]:
         raise SourceError(f"{path}: binary data, not CUDA source")
     tree = parser().parse(raw)
+    _index(tree)
     text = raw.decode("utf-8", "replace")
     src = CudaSource(path=str(path), data=raw, tree=tree, lines=text.splitlines())
     if tree.root_node.has_error:
@@ -71,9 +73,56 @@ def parse(path, data: bytes | None = None) -> CudaSource:
     return src
 
 
+# Each parsed file's nodes listed once in source order (a subtree is a slice of it): walking a
+# subtree again costs a slice, not a traversal that makes every Node anew. Kept for the last few
+# files parsed (their trees pinned while indexed, so node ids cannot be reused meanwhile).
+_INDEXED: "OrderedDict[int, tuple]" = OrderedDict()
+_POS: dict[int, tuple] = {}
+_KEEP = 4
+
+
+def _index(tree) -> None:
+    flat, kinds = [], []
+    cur = tree.walk()                 # a cursor: 3-4x faster than walking .children
+    open_ = []                        # (node id, index) of the nodes whose subtree is being listed
+    while True:
+        n = cur.node
+        i = len(flat)
+        flat.append(n)
+        kinds.append(n.type)
+        if cur.goto_first_child():
+            open_.append((n.id, i))
+            continue
+        _POS[n.id] = (flat, kinds, i, i + 1)
+        done = False
+        while not cur.goto_next_sibling():
+            if not cur.goto_parent():
+                done = True
+                break
+            nid, start = open_.pop()
+            _POS[nid] = (flat, kinds, start, len(flat))
+        if done:
+            break
+    _INDEXED[id(tree)] = (tree, [n.id for n in flat])
+    while len(_INDEXED) > _KEEP:
+        _, (_, ids) = _INDEXED.popitem(last=False)
+        for i in ids:
+            _POS.pop(i, None)
+
+
 def walk(node, types: Iterable[str] | None = None) -> Iterator:
     """Nodes under node (itself included) in source order, or only those of the given types."""
     types = set(types) if types is not None else None
+    hit = _POS.get(node.id)
+    if hit is not None and hit[0][hit[2]] == node:
+        flat, kinds, i, end = hit
+        if types is None:
+            yield from flat[i:end]
+        else:
+            for j in range(i, end):
+                if kinds[j] in types:
+                    yield flat[j]
+        return
     stack = [node]
     while stack:
         n = stack.pop()

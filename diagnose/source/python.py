@@ -27,6 +27,7 @@ class PySource:
     lines: list[str]
     aliases: dict = field(default_factory=dict)   # local name -> module path ("tl" -> "triton.language")
     _parents: dict | None = field(default=None, repr=False)
+    _blines: list | None = field(default=None, repr=False)
 
     def line(self, n: int) -> str:
         """The text of 1-based line n ('' past the end)."""
@@ -40,11 +41,31 @@ class PySource:
         return line, len(raw.decode("utf-8", "replace")) + 1
 
     def segment(self, node) -> str:
-        return ast.get_source_segment(self.text, node) or ""
+        """The source text of a node (ast.get_source_segment without re-splitting the file each call)."""
+        l0, l1 = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        c0, c1 = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if None in (l0, l1, c0, c1) or not (0 < l0 <= l1 <= len(self.lines)):
+            return ""
+        if self._blines is None:
+            self._blines = [ln.encode("utf-8") for ln in self.lines]
+        if l0 == l1:
+            return self._blines[l0 - 1][c0:c1].decode("utf-8", "replace")
+        parts = [self._blines[l0 - 1][c0:]] + self._blines[l0:l1 - 1] + [self._blines[l1 - 1][:c1]]
+        return b"\n".join(parts).decode("utf-8", "replace")
 
     def parent(self, node):
         if self._parents is None:
-            self._parents = {c: p for p in ast.walk(self.tree) for c in ast.iter_child_nodes(p)}
+            par = {}
+            for p in nodes(self.tree):
+                for f in p._fields:
+                    v = getattr(p, f, None)
+                    if isinstance(v, list):
+                        for c in v:
+                            if isinstance(c, ast.AST):
+                                par[c] = p
+                    elif isinstance(v, ast.AST):
+                        par[v] = p
+            self._parents = par
         return self._parents.get(node)
 
     def ancestors(self, node) -> Iterator[ast.AST]:
@@ -85,7 +106,7 @@ def parse(path, data: bytes | None = None) -> PySource:
 def import_aliases(tree: ast.AST) -> dict:
     """local name -> full dotted name, from `import a.b as c` and `from a import b as c`."""
     out = {}
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -96,6 +117,39 @@ def import_aliases(tree: ast.AST) -> dict:
             for a in node.names:
                 out[a.asname or a.name] = f"{node.module}.{a.name}"
     return out
+
+
+def nodes(node) -> list:
+    """Every node under node (itself included), listed once and kept on the node: the helpers below
+    walk the same function many times."""
+    got = getattr(node, "_src_nodes", None)
+    if got is None:
+        got, todo = [], [node]
+        while todo:                   # ast.walk without its generators (a third of the time)
+            n = todo.pop()
+            got.append(n)
+            for f in n._fields:
+                v = getattr(n, f, None)
+                if isinstance(v, list):
+                    todo.extend(c for c in v if isinstance(c, ast.AST))
+                elif isinstance(v, ast.AST):
+                    todo.append(v)
+        try:
+            node._src_nodes = got
+        except AttributeError:       # not an ast node
+            pass
+    return got
+
+
+def _memo(node, key, make):
+    got = getattr(node, key, None)
+    if got is None:
+        got = make()
+        try:
+            setattr(node, key, got)
+        except AttributeError:
+            pass
+    return got
 
 
 def dotted(node) -> str | None:
@@ -123,8 +177,8 @@ def calls(node, names: Iterable[str] | None = None, src: PySource | None = None)
     """Every Call under node (in source order), or those whose callee is one of names
     (spelled as written, or resolved through src's imports)."""
     names = set(names) if names is not None else None
-    found = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
-    found.sort(key=lambda n: (n.lineno, n.col_offset))
+    found = _memo(node, "_src_calls", lambda: sorted((n for n in nodes(node) if isinstance(n, ast.Call)),
+                                                     key=lambda n: (n.lineno, n.col_offset)))
     for n in found:
         if names is None or _matches(dotted(n.func), names, src):
             yield n
@@ -148,18 +202,18 @@ def arg(call: ast.Call, index: int, name: str | None = None):
 
 
 def subscripts(node) -> Iterator[ast.Subscript]:
-    for n in ast.walk(node):
+    for n in nodes(node):
         if isinstance(n, ast.Subscript):
             yield n
 
 
 def names_in(node) -> set[str]:
     """Every bare name read under node."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return _memo(node, "_src_names", lambda: frozenset(n.id for n in nodes(node) if isinstance(n, ast.Name)))
 
 
 def functions(tree) -> Iterator[ast.FunctionDef]:
-    for n in ast.walk(tree):
+    for n in nodes(tree):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield n
 
@@ -181,9 +235,14 @@ def jit_functions(tree, names: Iterable[str], src: PySource | None = None) -> li
 
 
 def assignments(fn) -> dict[str, list[ast.expr]]:
-    """name -> the values assigned to it in fn (plain `x = ...`, tuple targets, `x += ...` as a BinOp)."""
+    """name -> the values assigned to it in fn (plain `x = ...`, tuple targets, `x += ...` as a BinOp).
+    Computed once per function (kept on the node)."""
+    return _memo(fn, "_src_assigns", lambda: _assignments(fn))
+
+
+def _assignments(fn) -> dict[str, list[ast.expr]]:
     out: dict[str, list[ast.expr]] = {}
-    for n in ast.walk(fn):
+    for n in nodes(fn):
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, ast.Name):
@@ -205,10 +264,12 @@ def params(fn) -> list[str]:
 
 
 def constexpr_params(fn) -> set[str]:
-    """Parameters annotated `tl.constexpr` / `constexpr`."""
+    """Parameters annotated `tl.constexpr` / `constexpr`, or the string "tl.constexpr"."""
     out = set()
     for x in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
-        if x.annotation is not None and (dotted(x.annotation) or "").endswith("constexpr"):
+        a = x.annotation
+        spelled = a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else dotted(a) if a is not None else None
+        if spelled and spelled.strip().endswith("constexpr"):
             out.add(x.arg)
     return out
 
