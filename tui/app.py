@@ -156,7 +156,7 @@ class TriageApp(App):
 
     def export_session(self, path: str | None = None) -> None:
         out = path or os.path.splitext(self.db_path)[0] + "-review.md"
-        self.notify(f"exporting to {clean(out)}...", markup=False)
+        self.notify(f"writing the review to {clean(out)} (in the background)", markup=False)
         self._submit(Job("export", args={"path": out}))
 
     def pick_verdict(self, ids: list[int], done) -> None:

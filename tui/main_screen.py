@@ -246,13 +246,15 @@ class MainScreen(Screen):
         cluster = self.tasks.cycle_cluster(row)
         self.refresh_all(row.id if row else None)
         if cluster:
-            self.notify(f"cluster: {len(self.tasks.visible):,} tasks with {cluster[0]} {cluster[1]}; "
+            n = len(self.tasks.visible)
+            self.notify(f"cluster: {n:,} task{'s' if n != 1 else ''} with {cluster[0]} {cluster[1]}; "
                         "A tags them all, then c/x/e/r gives one verdict", markup=False)
 
     def action_tag_all(self) -> None:
         n = self.tasks.tag_visible()
         self.refresh_all(self.table.current.id if self.table.current else None)
-        self.notify(f"{n:,} tasks tagged: the next verdict applies to all of them (Esc untags)", markup=False)
+        self.notify(f"{n:,} task{'s' if n != 1 else ''} tagged: the next verdict applies to "
+                    f"{'all of them' if n != 1 else 'it'} (Esc untags)", markup=False)
 
     def action_undo(self) -> None:
         self.app.undo()
