@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds bench-advice bench-numerics
+.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,9 @@ bench-env: $(VENV)/.dev
 bench-tui: $(VENV)/.dev
 	$(PY) -m bench.tui_speed
 
+bench-render: $(VENV)/.base
+	$(PY) -m bench.render_speed
+
 bench-lint: $(VENV)/.base
 	$(PY) -m bench.lint_speed --files 1000 --runs 3
 bench-timing: $(VENV)/.dev
@@ -82,6 +85,9 @@ corpus-check: $(VENV)/.dev
 
 signatures-doc: $(VENV)/.base
 	$(VENV)/bin/diagnose signatures doc > docs/signatures.md
+
+env-doc: $(VENV)/.base
+	$(PY) -c "from diagnose.env.registry import checks_markdown; print(checks_markdown(), end='')" > docs/env-checks.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

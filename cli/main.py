@@ -52,8 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
-    except UsageError as e:
-        print(f"diagnose {args.command}: {e}", file=sys.stderr)
+    except UsageError as e:        # messages name user paths: never raw control characters
+        from findings.render import visible
+
+        print(f"diagnose {args.command}: {visible(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -64,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as e:  # signature files are user input: name the file, no traceback
         if type(e).__name__ == "SignatureError":
-            print(f"diagnose {args.command}: {e}", file=sys.stderr)
+            from findings.render import visible
+
+            print(f"diagnose {args.command}: {visible(str(e))}", file=sys.stderr)
             return 2
         raise
 

@@ -3,40 +3,11 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
-from diagnose.engine import bundle_log, diagnose_file, diagnose_files
+from diagnose.engine import diagnose_file, diagnose_files
+# Inputs (files, FIFOs, bundles, and a row for each one that cannot be read) are collected in one place.
+from diagnose.inputs import SKIP_DIRS, SKIP_NAMES, collect  # noqa: F401  (re-exported)
 from diagnose.model import Diagnosis
-
-SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules", ".diagnose"}
-SKIP_NAMES = {"capture.json", "env.json", "manifest.tsv", "manifest.json"}
-
-
-def collect(paths) -> tuple[list[str], list[Diagnosis]]:
-    """Inputs to classify (files, '-', task bundles) and rows for paths that do not exist."""
-    found: list[str] = []
-    missing: list[Diagnosis] = []
-    for raw in paths:
-        if raw == "-":
-            found.append("-")
-            continue
-        p = Path(raw)
-        if not p.exists():
-            missing.append(Diagnosis(path=str(raw), family="unknown", error="no such file or directory"))
-        elif p.is_file():
-            found.append(str(p))
-        elif bundle_log(p):
-            found.append(str(p))
-        else:
-            for root, dirs, files in os.walk(p):
-                here = Path(root)
-                if here != p and bundle_log(here):
-                    found.append(str(here))
-                    dirs[:] = []
-                    continue
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                found += [str(here / f) for f in sorted(files) if f not in SKIP_NAMES and not f.startswith(".")]
-    return found, missing
 
 
 def _size(path: str) -> int:
@@ -85,12 +56,37 @@ def _work_group(paths: list[str]) -> list:
     return out if _RENDER is None else [(d.path, _RENDER(d)) for d in out]
 
 
+def _init_worker(snapshot: dict | None, render, signature_dirs: tuple[str, ...]) -> None:
+    """A worker's configuration, handed over by the pool (not inherited), so `spawn` works as `fork` does."""
+    global _SNAPSHOT, _RENDER
+    _SNAPSHOT, _RENDER = snapshot, render
+    if signature_dirs:
+        import signatures.matcher as m
+
+        m._default = m.default_matcher(tuple(signature_dirs))
+
+
+def start_method() -> str:
+    """fork where the OS has it (the matcher's databases are shared, not rebuilt); DIAGNOSE_START_METHOD
+    (spawn, forkserver) overrides it."""
+    import multiprocessing as mp
+
+    wanted = os.environ.get("DIAGNOSE_START_METHOD")
+    if wanted:
+        if wanted not in mp.get_all_start_methods():
+            raise ValueError(f"DIAGNOSE_START_METHOD={wanted!r}: one of {', '.join(mp.get_all_start_methods())}")
+        return wanted
+    return "fork" if "fork" in mp.get_all_start_methods() else mp.get_start_method()
+
+
 def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progress: bool | None = None,
-             on_result=None, render=None) -> list:
+             on_result=None, render=None, signature_dirs=()) -> list:
     """Diagnose every input; the result is sorted by path whatever `jobs` is.
 
     With `render` (a function of a Diagnosis, e.g. to one JSON line) the workers render in parallel
     and the result is the rendered values, in path order; `on_result` then sees (path, value).
+    `signature_dirs` are extra signature files or directories; workers get them (with `snapshot`
+    and `render`) through the pool's initializer.
     """
     global _SNAPSHOT, _RENDER
     from signatures.matcher import default_matcher
@@ -98,14 +94,15 @@ def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progr
     files, results = collect(paths)
     if render is not None:
         results = [(d.path, render(d)) for d in results]
+    config = (snapshot, render, tuple(str(d) for d in signature_dirs))
+    _init_worker(*config)      # this process too: it classifies small batches itself
     default_matcher()          # build (or load) the database once, before workers fork
-    _SNAPSHOT, _RENDER = snapshot, render
     jobs = jobs or os.cpu_count() or 1
     sizes = {f: _size(f) for f in files}
     files.sort(key=sizes.__getitem__, reverse=True)      # largest first keeps the workers busy to the end
     if progress is None:
         progress = sys.stderr.isatty() and len(files) > 20
-    bar = _progress(len(files)) if progress else None
+    bar = None
     try:
         if jobs <= 1 or len(files) < 4 or "-" in files:
             it = (d for group in map(_work_group, _groups(files, sizes)) for d in group)
@@ -113,9 +110,10 @@ def classify(paths, jobs: int | None = None, snapshot: dict | None = None, progr
         else:
             import multiprocessing as mp
 
-            ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-            pool = ctx.Pool(min(jobs, len(files)))
+            pool = mp.get_context(start_method()).Pool(min(jobs, len(files)), initializer=_init_worker,
+                                                       initargs=config)
             it = (d for group in pool.imap_unordered(_work_group, _groups(files, sizes), chunksize=1) for d in group)
+        bar = _progress(len(files)) if progress else None     # its thread starts after the workers fork
         for d in it:
             results.append(d)
             if on_result:

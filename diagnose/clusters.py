@@ -1,28 +1,30 @@
 """Group unexplained error lines into templates, so a maintainer sees which signature to write next."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+import re2
 from signatures.normalise import strip_prefix
 
 # Order matters: sizes before plain numbers ("2.00 GiB" -> <SIZE>, not "<NUM> GiB").
 MASKS = [
-    (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+@-]+){2,}/?|(?:\.{1,2}/)[\w./+@-]+"), "<PATH>"),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
-    (re.compile(r"\b[0-9a-f]{12,}\b"), "<HASH>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes|B)\b"), "<SIZE>"),
-    (re.compile(r"(?:torch\.Size\()?\[\s*\d+(?:\s*,\s*\d+)*\s*\]\)?|\(\s*\d+(?:\s*[x,]\s*\d+)+\s*\)|\b\d+(?:x\d+)+\b"), "<SHAPE>"),
-    (re.compile(r"'[^']{0,200}'|\"[^\"]{0,200}\""), "<STR>"),
-    (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<NUM>"),
+    (re2.compile(r"(?:[A-Za-z]:)?(?:/[\w.+@-]+){2,}/?|(?:\.{1,2}/)[\w./+@-]+"), "<PATH>"),
+    (re2.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
+    (re2.compile(r"\b[0-9a-f]{12,}\b"), "<HASH>"),
+    (re2.compile(r"\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes|B)\b"), "<SIZE>"),
+    (re2.compile(r"(?:torch\.Size\()?\[\s*\d+(?:\s*,\s*\d+)*\s*\]\)?|\(\s*\d+(?:\s*[x,]\s*\d+)+\s*\)|\b\d+(?:x\d+)+\b"), "<SHAPE>"),
+    (re2.compile(r"'[^']{0,200}'|\"[^\"]{0,200}\""), "<STR>"),
+    (re2.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<NUM>"),
 ]
+
+_SPACES = re2.compile(r"\s+")
 
 
 def template(line: str) -> str:
     t = strip_prefix(line).strip()
     for rx, mask in MASKS:
         t = rx.sub(mask, t)
-    return re.sub(r"\s+", " ", t)[:300]
+    return _SPACES.sub(" ", t)[:300]
 
 
 @dataclass

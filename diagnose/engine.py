@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
+from diagnose.inputs import unreadable
 from diagnose.model import ChainLink, Diagnosis, Line
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
@@ -282,9 +284,11 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
 
 def bundle_log(path: Path) -> Path | None:
     """A task bundle (from `diagnose run`) is a directory with capture.json; its log is output.log."""
-    if path.is_dir() and (path / "capture.json").exists():
+    from diagnose.inputs import is_bundle
+
+    if is_bundle(path):
         for name in ("output.log", "stdout.log", "stderr.log"):
-            if (path / name).exists():
+            if os.path.lexists(path / name):
                 return path / name
     return None
 
@@ -471,17 +475,42 @@ def diagnose_file(path, snapshot: dict | None = None, matcher=None) -> Diagnosis
     if str(path) != "-" and p.is_dir():
         log = bundle_log(p)
         if log is None:
-            return Diagnosis(path=str(path), family="unknown", error="a directory that is not a task bundle")
+            return unreadable(path, "a directory that is not a task bundle (no capture.json and output.log in it)")
         if snapshot is None and (p / "env.json").exists():
             snapshot = load_snapshot(p / "env.json")
     try:
         scan = matcher.scan_file(log)
     except OSError as e:
-        return Diagnosis(path=str(path), family="unknown", error=f"cannot read: {e.strerror or e}")
+        return unreadable(path, e)
+    if scan.error and not scan.bytes and (problem := _open_problem(log)):
+        return unreadable(path, problem)
+    _note_empty_fifo(scan, log)
     d, ctx = _decide_ctx(scan, str(path), matcher, _file_reader(log) if str(path) != "-" else (lambda: None))
     if log is not p and (p / "capture.json").exists():
         d = apply_capture(d, load_snapshot(p / "capture.json") or {})
     return _finish(d, ctx, snapshot)
+
+
+def _open_problem(path) -> OSError | None:
+    """Why a file that gave nothing cannot be opened (one wording for every reader: inputs.os_problem)."""
+    if str(path) == "-":
+        return None
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as e:
+        return e
+    return None
+
+
+def _note_empty_fifo(scan: ScanResult, path) -> None:
+    """A FIFO is opened without waiting for a writer (no hang): one that gave nothing says so."""
+    if scan.bytes or scan.error or str(path) == "-":
+        return
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            scan.error = "a FIFO that gave no data (nothing was writing to it when it was opened)"
+    except OSError:
+        pass
 
 
 def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None) -> list[Diagnosis]:
@@ -495,9 +524,10 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
             out.append(diagnose_file(p, snapshot, matcher))
             continue
         scan = scans[p]
-        if scan.error and not scan.bytes and not os.path.exists(p):
-            out.append(Diagnosis(path=p, family="unknown", error="cannot read: no such file"))
+        if scan.error and not scan.bytes and (problem := _open_problem(p)):
+            out.append(unreadable(p, problem))
             continue
+        _note_empty_fifo(scan, p)
         d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p))
         out.append(_finish(d, ctx, snapshot))
     return out
@@ -505,6 +535,20 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
 
 def apply_capture(d: Diagnosis, cap: dict) -> Diagnosis:
     """What `diagnose run` saw of the process (timeout, signal, exit status) when the log says nothing."""
+    state = cap.get("state")
+    if state in ("running", "interrupted") and not cap.get("timed_out"):
+        # A bundle whose capture never finished: its log is cut off, so "no failure found" would be a guess.
+        why = cap.get("interrupted_by") or (
+            "capture.json still says 'running': diagnose was killed before the command ended (or it is still running)"
+            if state == "running" else "the run was interrupted (Ctrl-C or a signal to diagnose) before the command ended")
+        d.notes.append(why)
+        if d.family == "none":
+            d.family, d.origin, d.signature = "unknown", None, "capture.interrupted"
+            d.confidence = 0.3
+            d.title = "the run was interrupted before the command finished: the log is incomplete"
+            d.fix = "Nothing in the log so far explains a failure, but the command never finished; run it to the end."
+            d.next_step = "Re-run the task to completion: `diagnose run --out NEW_DIR -- CMD ...`."
+        return d
     if cap.get("timed_out"):
         d.notes.append(f"the command was killed by the harness after {cap.get('wall_s', '?')} s (--timeout)")
         if d.family in ("none", "unknown"):

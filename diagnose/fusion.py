@@ -9,34 +9,9 @@ from __future__ import annotations
 
 import copy
 
-from signatures.facts import format_bytes, parse_cc
-
-
-def _gpus(snap: dict) -> list[dict]:
-    return [g for g in snap.get("gpus") or [] if isinstance(g, dict)]
-
-
-def _torch(snap: dict) -> dict:
-    return (snap.get("frameworks") or {}).get("torch") or {}
-
-
-def _arch_covers(arch_list: list[str], cc: str) -> bool:
-    """Does a build's arch list run on `cc`? Same major with minor <= cc (SASS), or PTX <= cc."""
-    want = parse_cc(cc)
-    if not want:
-        return True
-    wmaj, wmin = int(want.split(".")[0]), int(want.split(".")[1][0])
-    for a in arch_list:
-        got = parse_cc(a)
-        if not got:
-            continue
-        gmaj, gmin = int(got.split(".")[0]), int(got.split(".")[1][0])
-        suffix = got[len(got.split(".")[0]) + 2:]
-        if a.startswith("compute_") and (gmaj, gmin) <= (wmaj, wmin) and not suffix:
-            return True
-        if gmaj == wmaj and gmin <= wmin and (not suffix or (gmaj, gmin) == (wmaj, wmin)):
-            return True
-    return False
+from diagnose.env.arch import arch_covers
+from diagnose.env.snap import driver as _driver, fw, live_gpus
+from signatures.facts import format_bytes
 
 
 def torch_wheel_hint(cc: str) -> str:
@@ -52,14 +27,15 @@ def fuse(d, snap: dict | None):
     if not snap:
         return d
     d = copy.deepcopy(d)
-    gpus = _gpus(snap)
-    torch = _torch(snap)
-    driver = snap.get("driver") or {}
+    gpus = live_gpus(snap)
+    torch = fw(snap, "torch")
+    driver = _driver(snap)
 
     if d.family == "arch-mismatch" and gpus:
         cc = gpus[0].get("compute_capability")
-        arch_list = torch.get("arch_list") or []
-        if cc and arch_list and not _arch_covers(arch_list, cc):
+        arch_list = [a for a in torch.get("arch_list") or [] if isinstance(a, str)] \
+            if isinstance(torch.get("arch_list"), list) else []
+        if isinstance(cc, str) and arch_list and arch_covers(arch_list, cc) == "":
             d.env.append(f"confirmed: the device is CC {cc} ({gpus[0].get('name', 'GPU')}) and the installed "
                          f"torch {torch.get('version', '?')} is built for {' '.join(arch_list)} only")
             d.fix = f"Install {torch_wheel_hint(cc)}; then re-run. " + d.fix

@@ -362,12 +362,10 @@ def write_jsonl(store: Store, out) -> None:
         }, ensure_ascii=False, default=str) + "\n")
 
 
-def _md(text: str) -> str:
-    from signatures.normalise import visible
-    return visible(text).replace("`", "'")
-
-
 def write_markdown(store: Store, out) -> None:
+    from findings.render import md_code, md_code_block
+    from findings.render import md_escape as _md
+
     fam, ver = store.counts()
     out.write(f"# Triage session: {store.count()} tasks\n\n")
     out.write("| family | tasks |\n|---|---:|\n" + "".join(f"| {k} | {v} |\n" for k, v in fam.most_common()))
@@ -379,20 +377,20 @@ def write_markdown(store: Store, out) -> None:
         out.write(f"- **Failure:** {family}" + (f" ({_md(d.title)})" if d.title and family == d.family else "") + "\n")
         out.write(f"- **Origin:** {ORIGIN_WORDS.get(origin, origin or 'not known')}\n")
         if r.verdict == "reclassified":
-            out.write(f"- **Diagnosed as:** {d.family}/{d.origin or '-'} (`{d.signature or '-'}`), "
+            out.write(f"- **Diagnosed as:** {d.family}/{d.origin or '-'} ({md_code(d.signature or '-')}), "
                       f"confidence {d.confidence:.2f}\n")
         else:
-            out.write(f"- **Signature:** `{d.signature or '-'}`, confidence {d.confidence:.2f}\n")
+            out.write(f"- **Signature:** {md_code(d.signature or '-')}, confidence {d.confidence:.2f}\n")
         verdict = r.verdict or "not reviewed"
         who = f" by {_md(r.reviewer)} at {r.at}" if r.verdict else ""
         out.write(f"- **Verdict:** {verdict}{who}" + (" (the log changed since)" if r.stale else "") + "\n")
         if d.error:
             out.write(f"- **Input problem:** {_md(d.error)}\n")
         if d.root:
-            out.write(f"- **Root line {d.root.line}:** `{_md(d.root.text)[:300]}`\n")
+            out.write(f"- **Root line {d.root.line}:** {md_code(d.root.text[:300])}\n")
         if d.evidence:
-            out.write("\nEvidence:\n\n```\n" + "".join(f"{e.line:>7}  {_md(e.text)[:300]}\n"
-                                                       for e in d.evidence[:20]) + "```\n")
+            out.write("\nEvidence:\n\n" + md_code_block("\n".join(f"{e.line:>7}  {e.text[:300]}"
+                                                                for e in d.evidence[:20])))
         if d.fix:
             out.write(f"\n**Fix:** {_md(d.fix)}\n")
         if d.next_step:
@@ -478,6 +476,16 @@ class IngestReport:
     changed: int = 0
     unchanged: int = 0
     missing: list = None
+    problems: dict = None       # path -> why it could not be read (inputs.collect)
+
+
+def _is_fifo(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None = None,
@@ -487,12 +495,16 @@ def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None =
     from diagnose import batch
 
     found, missing = batch.collect(paths)
-    report = IngestReport(missing=[m.path for m in missing])
+    report = IngestReport(missing=[m.path for m in missing], problems={m.path: m.error for m in missing})
     known = store.known()
     todo: dict[str, tuple] = {}
     for task in found:
         if task == "-":
             report.missing.append("-")     # stdin has no identity to resume from
+            continue
+        if _is_fifo(task):                 # nor has a pipe; and hashing it would block or consume it
+            report.missing.append(task)
+            report.problems[task] = "a FIFO cannot be part of a session: save what it gives to a file first"
             continue
         path = os.path.abspath(task)
         log, files = task_files(path)

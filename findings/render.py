@@ -6,17 +6,67 @@ import textwrap
 
 from findings.model import Finding, sort_findings
 
+# One escaper per output format for the whole project: terminal (`visible`), Markdown (`md_escape`,
+# `md_code`, `md_code_block`) and CSV (`csv_cell`). Every name, path and log line goes through one.
+
+_SAFE = {0x09, 0x0A}
+_VISIBLE = {o: (f"\\x{o:02x}" if o != 0x1B else "\\e")
+            for o in list(range(0x20)) + list(range(0x7F, 0xA0)) if o not in _SAFE}
+
+
+def visible(text: str) -> str:
+    """Control characters (ESC, BEL, CR, C1, DEL) made visible, so log text can never drive a terminal."""
+    text = str(text)
+    return text if text.isprintable() else text.translate(_VISIBLE)      # isprintable: one C pass
+
+
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~"})
 
 
 def md_escape(text: str) -> str:
     """Markdown-safe inline text: emphasis, code, links, tables and HTML cannot start (backslash, backtick,
-    * _ [ ] < > | ~ escaped; a leading # or list marker too); newlines become spaces. Plain punctuation
-    stays as it is, so the text still reads well where it is pasted unrendered."""
-    out = str(text).replace("\r", " ").replace("\n", " ").translate(_MD_SPECIAL)
+    * _ [ ] < > | ~ escaped; a leading # or list marker too); newlines become spaces; control characters
+    visible. Plain punctuation stays as it is, so the text still reads well where it is pasted unrendered."""
+    out = visible(str(text).replace("\r", " ").replace("\n", " ")).translate(_MD_SPECIAL)
     if out[:1] in "#+-=" and out:
         out = "\\" + out
     return out
+
+
+def _longest_run(text: str, ch: str = "`") -> int:
+    best = run = 0
+    for c in text:
+        run = run + 1 if c == ch else 0
+        best = max(best, run)
+    return best
+
+
+def md_code(text: str) -> str:
+    """Text as an inline code span that it cannot end early (a fence longer than any backtick run in
+    it); pipes escaped for tables (GFM honours \\| inside code spans), newlines become spaces."""
+    t = visible(str(text).replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
+    fence = "`" * (_longest_run(t) + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") or not t.strip() else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
+def md_code_block(text: str) -> str:
+    """Lines as a fenced code block that no line in it can close."""
+    t = visible(str(text)) if "\n" not in str(text) else "\n".join(visible(x) for x in str(text).split("\n"))
+    fence = "`" * max(3, _longest_run(t) + 1)
+    return f"{fence}\n{t}\n{fence}\n"
+
+
+_CSV_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value) -> str:
+    """A CSV cell a spreadsheet will not run: one starting with = + - @ (or tab, CR) gets a leading '
+    (the OWASP advice for formula injection); control characters are made visible."""
+    t = "" if value is None else str(value)
+    if t.startswith(_CSV_FORMULA):
+        t = "'" + t
+    return visible(t)
 
 
 def text_block(f: Finding, width: int = 80) -> str:

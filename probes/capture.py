@@ -19,6 +19,10 @@ import sys
 import threading
 import time
 
+import re2
+
+from probes.supervise import kill_tree
+
 SCHEMA = "diagnose.capture/1"
 READ_SIZE = 1 << 20
 ENV_KEEP = re.compile(r"^(CUDA_|NVIDIA_|TORCH|PYTORCH_|TRITON_|NCCL_|XLA_|JAX_|LD_LIBRARY_PATH$|PATH$|PYTHON|"
@@ -30,19 +34,31 @@ def selected_env(env: dict) -> dict:
     return {k: v for k, v in sorted(env.items()) if ENV_KEEP.match(k) and not SECRET.search(k)}
 
 
-def _write_json(path: str, data: dict) -> None:
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_new(path: str, mode: int = 0o644) -> int:
+    """A bundle file, created or truncated, never through a symlink planted in its place (O_NOFOLLOW)."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+
+
+def write_json(path: str, data: dict) -> None:
+    """JSON written atomically (a temporary file, then rename), never through a symlink."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with os.fdopen(_open_new(tmp), "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1, default=str)
         f.write("\n")
     os.replace(tmp, path)
 
 
 class _TreeMemory:
-    """Peak resident memory of the child and its descendants, sampled (psutil)."""
+    """Peak resident memory of the child and its descendants, sampled (psutil); also every descendant
+    seen (pid -> create time), so one that left the process group (setsid) is still killed at a timeout."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, on_new=None):
         self.peak = 0
+        self.seen: dict[int, float] = {}
+        self.on_new = on_new
         try:
             import psutil
 
@@ -62,6 +78,10 @@ class _TreeMemory:
         for p in procs:
             try:
                 total += p.memory_info().rss
+                if p.pid not in self.seen and p is not self.root:
+                    self.seen[p.pid] = p.create_time()
+                    if self.on_new:
+                        self.on_new(p.pid, self.seen[p.pid])
             except self.psutil.Error:
                 pass
         self.peak = max(self.peak, total)
@@ -82,8 +102,7 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
         "artefacts": {k: os.path.basename(v) for k, v in paths.items()},
     }
     cap_path = os.path.join(out_dir, "capture.json")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-    fds = {k: os.open(p, flags, 0o644) for k, p in paths.items()}
+    fds = {k: _open_new(p) for k, p in paths.items()}
     os.write(fds["timeline"], b"offset\tstream\tseconds\tbytes\n")
 
     snap_thread = None
@@ -101,12 +120,14 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
             os.close(fd)
         cap.update(state="failed-to-start", error=f"{argv[0]}: {e.strerror or e}", exit_code=127,
                    ended=time.strftime("%Y-%m-%dT%H:%M:%S%z"), wall_s=0.0)
-        _write_json(cap_path, cap)
+        write_json(cap_path, cap)
         return cap
     cap["pid"] = proc.pid
-    _write_json(cap_path, cap)
+    write_json(cap_path, cap)
+    watchdog = _Supervisor(cap_path, proc.pid)
+    cap["supervised"] = watchdog.alive
 
-    mem = _TreeMemory(proc.pid)
+    mem = _TreeMemory(proc.pid, on_new=watchdog.child)
     mem.sample()
     sel = selectors.DefaultSelector()
     streams = {proc.stdout.fileno(): ("stdout", 1), proc.stderr.fileno(): ("stderr", 2)}
@@ -152,15 +173,15 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
                 merge(name, b"", final=True)
 
     def kill_group(sig) -> None:
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        mem.sample()                # the latest descendants too
+        kill_tree(proc.pid, mem.seen, sig)
 
     old_handlers = {}
+    stop = []
 
     def on_signal(signum, frame):   # Ctrl-C or a kill of `diagnose`: stop the whole group, then report
-        raise KeyboardInterrupt
+        # No exception here: one raised between a read and its write would lose that chunk of output.
+        stop.append(signum)
 
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -169,6 +190,11 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
     try:
         while sel.get_map():
             now = time.monotonic()
+            if stop and not interrupted:
+                interrupted = True
+                kill_group(signal.SIGTERM)
+                kill_at = now + min(kill_grace, 2.0)
+                deadline = None
             try:
                 if deadline and not timed_out and now >= deadline:
                     timed_out, term_at = True, now
@@ -211,16 +237,13 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
                 if time.monotonic() - last_sample >= 0.1:
                     mem.sample()
                     last_sample = time.monotonic()
-            except KeyboardInterrupt:
-                if not interrupted:
-                    interrupted = True
-                    kill_group(signal.SIGTERM)
-                    kill_at = time.monotonic() + min(kill_grace, 2.0)
-                    deadline = None
+            except KeyboardInterrupt:       # a signal handler of the caller's (not ours) raised
+                stop.append(signal.SIGINT)
         loop_done = True
+    except BaseException:
+        _restore_handlers(old_handlers)
+        raise
     finally:
-        for s, h in old_handlers.items():
-            signal.signal(s, h)
         if status is None:
             if timed_out or interrupted or not loop_done:
                 interrupted = interrupted or not loop_done
@@ -256,58 +279,142 @@ def run_capture(argv: list[str], out_dir: str, *, timeout: float | None = None, 
     scan = [paths["stderr"]] + ([paths["stdout"]] if sizes["stdout"] <= STDOUT_SCAN_LIMIT else [])
     compile_facts = scan_compile_output(*scan)
     if compile_facts["lines"]:
-        with open(os.path.join(out_dir, "compile.log"), "wb") as f:
+        with os.fdopen(_open_new(os.path.join(out_dir, "compile.log")), "wb") as f:
             f.write(b"".join(line + b"\n" for line in compile_facts.pop("lines")))
         cap["artefacts"]["compile_log"] = "compile.log"
-        _write_json(os.path.join(out_dir, "compile_facts.json"), compile_facts)
+        write_json(os.path.join(out_dir, "compile_facts.json"), compile_facts)
         cap["artefacts"]["compile_facts"] = "compile_facts.json"
     if snap_thread is not None:
         snap_thread.join(timeout=30)
         if "snap" in snap_box:
-            _write_json(os.path.join(out_dir, "env.json"), snap_box["snap"])
+            write_json(os.path.join(out_dir, "env.json"), snap_box["snap"])
             cap["artefacts"]["env"] = "env.json"
-    _write_json(cap_path, cap)
+    write_json(cap_path, cap)
+    watchdog.done()
+    # Our handlers stay until the bundle is whole: a second SIGTERM during the clean-up above must not
+    # kill diagnose between the last read and the last write. (An exception on the way out still
+    # restores them: see _restore_handlers.)
+    _restore_handlers(old_handlers)
     return cap
+
+
+def _restore_handlers(old: dict) -> None:
+    for s, h in old.items():
+        signal.signal(s, h)
+    old.clear()
+
+
+class _Supervisor:
+    """The watchdog process (probes/supervise.py) that ends the command and marks the bundle
+    "interrupted" if this process dies; told the command's pid, its descendants, and "done"."""
+
+    def __init__(self, cap_path: str, pid: int):
+        self.fd = None
+        self.proc = None
+        try:
+            r, w = os.pipe()            # not inheritable: the command never holds the write end
+            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+            self.proc = subprocess.Popen([sys.executable, "-m", "probes.supervise", str(r), cap_path],
+                                         pass_fds=(r,), start_new_session=True, env=env, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            os.close(r)
+            self.fd = w
+            self._say(f"pid {pid}")
+        except OSError:
+            self.done()
+
+    @property
+    def alive(self) -> bool:
+        return self.fd is not None
+
+    def _say(self, line: str) -> None:
+        if self.fd is not None:
+            try:
+                os.write(self.fd, (line + "\n").encode())
+            except OSError:
+                self.fd = None
+
+    def child(self, pid: int, created: float) -> None:
+        self._say(f"child {pid} {created:.6f}")
+
+    def done(self) -> None:
+        self._say("done")
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+            self.proc = None
 
 
 # -- compiler diagnostics ----------------------------------------------------------------------------
 
-_COMPILER_WORDS = re.compile(rb"ptxas|bytes stack frame|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
+# Compiler lines of a task's output, matched with re2 (linear time: the output is anyone's text).
+_COMPILER_WORDS = re2.compile(rb"ptxas|bytes stack frame|nvcc|nvlink|cicc|\.cuh?\(\d+\)|\.cuh?:\d+:|CompilationError|LLVM ERROR")
 _KEYWORDS = (b"ptxas", b"bytes stack frame", b"nvcc", b"nvlink", b"cicc", b".cu", b"CompilationError", b"LLVM ERROR")
-_PTXAS_FN = re.compile(rb"ptxas(?:-\w+)? info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
-                       rb"(?: for '(sm_\w+)')?")
-_PTXAS_USED = re.compile(rb"ptxas(?:-\w+)? info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
-_NUM = {"stack_frame_bytes": rb"(\d+) bytes stack frame", "spill_stores_bytes": rb"(\d+) bytes spill stores",
-        "spill_loads_bytes": rb"(\d+) bytes spill loads", "smem_bytes": rb"(\d+) bytes smem",
-        "cmem0_bytes": rb"(\d+) bytes cmem\[0\]"}
-_TOO_MUCH_SMEM = re.compile(rb"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)")
+_PTXAS_FN = re2.compile(rb"ptxas(?:-\w+)? info\s*: (?:Compiling|Function properties for) (?:entry function )?'?([^'\s]+)'?"
+                           rb"(?: for '(sm_\w+)')?")
+_PTXAS_USED = re2.compile(rb"ptxas(?:-\w+)? info\s*: Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+_NUM = {key: re2.compile(pattern) for key, pattern in {
+    "stack_frame_bytes": rb"(\d+) bytes stack frame", "spill_stores_bytes": rb"(\d+) bytes spill stores",
+    "spill_loads_bytes": rb"(\d+) bytes spill loads", "smem_bytes": rb"(\d+) bytes smem",
+    "cmem0_bytes": rb"(\d+) bytes cmem\[0\]"}.items()}
+_TOO_MUCH_SMEM = re2.compile(rb"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)")
 MAX_COMPILE_LINES = 20000
 STDOUT_SCAN_LIMIT = 16 << 20
 
 
+def _line_chunks(path: str, size: int = 8 << 20):
+    """A file in chunks that end at a newline (a line longer than `size` is cut): bounded memory."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        carry = b""
+        while True:
+            block = f.read(size)
+            if not block:
+                if carry:
+                    yield carry
+                return
+            buf = carry + block
+            cut = buf.rfind(b"\n") + 1
+            if not cut or len(buf) > 2 * size:
+                cut = len(buf)
+            yield buf[:cut]
+            carry = buf[cut:]
+
+
 def scan_compile_output(*paths: str) -> dict:
-    """The compiler's own lines from logs, and ptxas -v resource usage per function as facts."""
-    data = b""
-    for path in paths:
-        try:
-            with open(path, "rb") as f:
-                data += f.read() + b"\n"
-        except OSError:
-            pass
+    """The compiler's own lines from logs, and ptxas -v resource usage per function as facts.
+
+    The logs are read in 8 MB chunks and only compiler lines are kept (at most MAX_COMPILE_LINES of
+    4,000 bytes): a 500 MB stderr costs a chunk of memory, not the file."""
     lines: list[bytes] = []
-    if not any(k in data for k in _KEYWORDS):      # memchr-speed: most logs have no compiler output
+    for path in paths:
+        for data in _line_chunks(path):
+            if len(lines) >= MAX_COMPILE_LINES:
+                break
+            if not any(k in data for k in _KEYWORDS):      # memchr-speed: most logs have no compiler output
+                continue
+            seen_start = -1
+            for m in _COMPILER_WORDS.finditer(data):
+                start = data.rfind(b"\n", 0, m.start()) + 1
+                if start <= seen_start:
+                    continue
+                end = data.find(b"\n", m.end())
+                end = len(data) if end < 0 else end
+                seen_start = start
+                lines.append(data[start:end][:4000])
+                if len(lines) >= MAX_COMPILE_LINES:
+                    break
+    if not lines:
         return {"lines": lines, "functions": [], "facts": {}}
-    seen_start = -1
-    for m in _COMPILER_WORDS.finditer(data):
-        start = data.rfind(b"\n", 0, m.start()) + 1
-        if start <= seen_start:
-            continue
-        end = data.find(b"\n", m.end())
-        end = len(data) if end < 0 else end
-        seen_start = start
-        lines.append(data[start:end][:4000])
-        if len(lines) >= MAX_COMPILE_LINES:
-            break
     functions: list[dict] = []
     current: dict | None = None
     facts: dict = {}
@@ -322,7 +429,7 @@ def scan_compile_output(*paths: str) -> dict:
                 current["arch"] = m[2].decode()
         if current is not None:
             for key, pat in _NUM.items():
-                mm = re.search(pat, line)
+                mm = pat.search(line)
                 if mm:
                     current[key] = int(mm[1])
             mu = _PTXAS_USED.search(line)

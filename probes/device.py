@@ -102,8 +102,11 @@ def _nvml_gpu(N, i: int) -> dict:
     if m:
         mig.update(enabled=bool(m[0]), pending=bool(m[1]))
         if m[0]:
-            _call(mig, "instances", N.nvmlDeviceGetMaxMigDeviceCount, h)
+            n = _call(mig, "instances", N.nvmlDeviceGetMaxMigDeviceCount, h) or 0
+            mig["devices"] = _mig_devices(N, h, n)
     g["mig"] = mig
+    g["fabric"] = _fabric(N, h)
+    g["nvlink"] = _nvlink(N, h)
     p = _call(g, "persistence_mode", N.nvmlDeviceGetPersistenceMode, h)
     if p is not None:
         g["persistence_mode"] = bool(p)
@@ -148,6 +151,60 @@ def _nvml_gpu(N, i: int) -> dict:
     if isinstance(pw, int):
         g["power_w"] = round(pw / 1000, 1)
     return g
+
+
+def _mig_devices(N, h, n: int) -> list[dict]:
+    """The MIG instances that exist (their own name, UUID and memory, not the parent's)."""
+    out = []
+    for i in range(int(n or 0)):
+        try:
+            mh = N.nvmlDeviceGetMigDeviceHandleByIndex(h, i)
+        except Exception:            # NVML_ERROR_NOT_FOUND: no instance in this slot
+            continue
+        d: dict = {"index": i}
+        _call(d, "name", N.nvmlDeviceGetName, mh)
+        _call(d, "uuid", N.nvmlDeviceGetUUID, mh)
+        mem = _call(d, "_mem", N.nvmlDeviceGetMemoryInfo, mh)
+        d.pop("_mem", None)
+        if mem is not None:
+            d["memory_total_bytes"] = int(mem.total)
+        out.append(d)
+    return out
+
+
+FABRIC_STATE = {0: "not_supported", 1: "not_started", 2: "in_progress", 3: "completed"}
+
+
+def _fabric(N, h) -> dict:
+    """NVSwitch fabric state (Hopper and newer HGX: set by the fabric manager); {} where NVML has no such call."""
+    fn = getattr(N, "nvmlDeviceGetGpuFabricInfo", None)
+    if fn is None:
+        return {}
+    out: dict = {}
+    info = _call(out, "_info", fn, h)
+    out.pop("_info", None)
+    if info is not None:
+        out["state"] = FABRIC_STATE.get(int(getattr(info, "state", 0)), int(getattr(info, "state", 0)))
+        status = int(getattr(info, "status", 0))
+        out["status"] = "success" if status == 0 else status
+    return out
+
+
+def _nvlink(N, h) -> dict:
+    """How many NVLink links are up and which are down; {"supported": False} on PCIe-only GPUs."""
+    up, down = 0, []
+    for link in range(int(getattr(N, "NVML_NVLINK_MAX_LINKS", 18))):
+        try:
+            st = N.nvmlDeviceGetNvLinkState(h, link)
+        except Exception:            # NOT_SUPPORTED / INVALID_ARGUMENT past the last link
+            break
+        if st:
+            up += 1
+        else:
+            down.append(link)
+    if not up and not down:
+        return {"supported": False}
+    return {"supported": True, "active": up, "inactive": down}
 
 
 def cuda_probe() -> dict:
@@ -258,6 +315,16 @@ def torch_probe() -> dict:
         out["device_count"] = torch.cuda.device_count()
     except Exception as e:
         out["cuda_error"] = _err(e)["error"]
+        return out
+    devs = []
+    for i in range(out.get("device_count") or 0):
+        try:
+            p = torch.cuda.get_device_properties(i)
+            devs.append({"index": i, "name": p.name, "capability": f"{p.major}.{p.minor}",
+                         "gcn_arch": getattr(p, "gcnArchName", None), "memory_total_bytes": int(p.total_memory)})
+        except Exception as e:
+            devs.append({"index": i, "error": _err(e)["error"]})
+    out["devices"] = devs
     return out
 
 

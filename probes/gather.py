@@ -4,7 +4,7 @@ Slow or hang-prone work runs concurrently in child processes, each with a timeou
 CUDA driver/runtime probe (cuda-bindings), `nvidia-smi`, every compiler's `--version`, and `import torch`
 only when the build targets CUDA (its arch list and cuDNN are knowable no other way). Frameworks are
 otherwise read from package metadata (dist-info names) and torch/version.py, without importing them.
-Every failure is recorded in the snapshot as data; checks (probes.checks) turn it into findings.
+Every failure is recorded in the snapshot as data; the checks (diagnose/env/) turn it into findings.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "LD_
              "TORCH_SHOW_CPP_STACKTRACES", "TORCH_USE_CUDA_DSA", "TORCHINDUCTOR_CACHE_DIR",
              "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING", "XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE",
              "XLA_PYTHON_CLIENT_MEM_FRACTION", "JAX_PLATFORMS", "NVIDIA_VISIBLE_DEVICES", "NVCC_APPEND_FLAGS",
-             "NVCC_PREPEND_FLAGS", "CC", "CXX", "CUDAHOSTCXX", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX")
+             "NVCC_PREPEND_FLAGS", "CC", "CXX", "CUDAHOSTCXX", "CUDACXX", "PJRT_DEVICE", "HSA_OVERRIDE_GFX_VERSION", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX")
 ENV_PREFIXES = ("TRITON_", "NCCL_", "XLA_", "JAX_", "TORCH_", "TORCHINDUCTOR_", "PYTORCH_", "CUDA_", "NEURON_",
                 "TPU_", "CUBLAS_", "CUDNN_")
 SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|AUTH", re.I)
@@ -166,6 +166,8 @@ def toolkit_candidates(env: dict | None = None) -> list[dict]:
     for i, d in enumerate(p for p in env.get("PATH", "").split(os.pathsep) if p):
         for tool in ("nvcc", "ptxas", "compute-sanitizer"):
             add(os.path.join(d, tool), tool, "PATH", i)
+    if env.get("CUDACXX"):            # CMake's nvcc
+        add(env["CUDACXX"], "nvcc", "CUDACXX", None)
     roots = [env[v] for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT") if env.get(v)]
     for prefix in TOOLKIT_PREFIXES:
         parent, base = os.path.split(prefix)
@@ -262,7 +264,174 @@ def host_info(env) -> dict:
     h["cpu"] = cpu
     h["memory"] = host_memory()
     h["disk"] = {name: _disk_free(p) for name, p in cache_dirs(env).items()}
+    h["euid"] = os.geteuid() if hasattr(os, "geteuid") else None
+    h["nvidia_params"] = nvidia_params()
+    h["devices"] = device_nodes()
+    h["amd_gpus"] = amd_gpus()
     return h
+
+
+def nvidia_params(path: str = "/proc/driver/nvidia/params") -> dict:
+    """The NVIDIA kernel module's parameters that change what users may do (profiling counters)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(65536)
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition(":")
+        if k.strip() in ("RmProfilingAdminOnly", "EnableGpuFirmware", "ModifyDeviceFiles"):
+            out[k.strip()] = v.strip()
+    return out
+
+
+def device_nodes(dev: str = "/dev") -> dict:
+    """Accelerator device nodes: nvidia*, neuron*, accel* (TPU), vfio/* (TPU v2/v3), kfd (ROCm)."""
+    out: dict = {"nvidia": [], "neuron": [], "accel": [], "vfio": [], "kfd": []}
+    try:
+        names = sorted(os.listdir(dev))
+    except OSError:
+        return {}
+    for n in names:
+        for kind in ("nvidia", "neuron", "accel", "kfd"):
+            if n.startswith(kind):
+                out[kind].append(os.path.join(dev, n))
+    try:
+        out["vfio"] = [os.path.join(dev, "vfio", n) for n in sorted(os.listdir(os.path.join(dev, "vfio"))) if n != "vfio"]
+    except OSError:
+        pass
+    return out
+
+
+def amd_gpus(root: str = "/sys/class/kfd/kfd/topology/nodes") -> list[dict]:
+    """AMD GPUs from the kfd topology (no ROCm tools needed): gfx_target_version 90010 -> gfx90a."""
+    out = []
+    try:
+        nodes = sorted(os.listdir(root), key=lambda n: int(n) if n.isdigit() else 0)
+    except OSError:
+        return out
+    for n in nodes:
+        try:
+            with open(os.path.join(root, n, "properties")) as f:
+                props = dict(line.split(None, 1) for line in f.read(65536).splitlines() if " " in line)
+        except (OSError, ValueError):
+            continue
+        v = int(props.get("gfx_target_version", "0").strip() or 0)
+        if v:
+            major, minor, step = v // 10000, v // 100 % 100, v % 100
+            out.append({"node": int(n) if n.isdigit() else n, "gfx": f"gfx{major}{minor:x}{step:x}"})
+    return out
+
+
+# -- Xid events from the kernel log -------------------------------------------------------------------
+
+XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
+KMSG_MAX_BYTES = 8 << 20
+
+
+def kernel_log_xids(path: str = "/dev/kmsg") -> dict:
+    """`NVRM: Xid` lines in the kernel ring buffer, read without blocking (bounded to 8 MB); an unreadable
+    log (dmesg_restrict, a container) is recorded as such: Xid events are then unknown, not absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        return {"error": f"{path}: {e.strerror}", "readable": False}
+    xids, total = [], 0
+    try:
+        while total < KMSG_MAX_BYTES:
+            try:
+                rec = os.read(fd, 8192)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                if e.errno == 32:        # EPIPE: the record was overwritten while reading; go on
+                    continue
+                break
+            if not rec:
+                break
+            total += len(rec)
+            if b"Xid" not in rec:
+                continue
+            for line in rec.split(b"\n"):      # /dev/kmsg gives one record per read; a file, many lines
+                text = line.decode(errors="replace").split(";", 1)[-1].strip()
+                m = XID.search(text)
+                if m and len(xids) < 1000:
+                    xids.append({"pci": m[1].lower(), "code": int(m[2]), "text": text[:300]})
+    finally:
+        os.close(fd)
+    return {"readable": True, "xid": xids, "bytes_read": total}
+
+
+# -- which CUDA libraries the loader would pick --------------------------------------------------------
+
+LIBS = ("libcudart", "libcublas", "libcublasLt", "libcudnn", "libnccl", "libcuda", "libnvidia-ml")
+_SONAME = re.compile(r"^(lib[A-Za-z-]+?)\.so(?:\.(\d+))?((?:\.\d+)*)$")
+
+
+def _lib_entry(path: str, via: str, order: int | None, wheel_version: str | None = None) -> dict | None:
+    name = os.path.basename(path)
+    m = _SONAME.match(name)
+    if not m or m[1] not in LIBS or not m[2] or m[3]:    # the soname (libcudart.so.12) is what the loader seeks
+        return None
+    real = os.path.realpath(path)
+    rm = _SONAME.match(os.path.basename(real))
+    version = None
+    if rm and rm[2] and rm[3]:
+        version = rm[2] + rm[3]
+    elif wheel_version:
+        version = wheel_version
+    return {"lib": m[1], "soname": f"{m[1]}.so.{m[2]}", "path": path, "realpath": real, "version": version,
+            "via": via, "order": order}
+
+
+def parse_ldconfig(text: str) -> list[tuple[str, str]]:
+    """`ldconfig -p` lines `\tlibcudart.so.12 (libc6,x86-64) => /usr/local/cuda/lib64/libcudart.so.12`."""
+    out = []
+    for line in text.splitlines():
+        name, sep, path = line.strip().partition(" => ")
+        if sep:
+            out.append((name.split(" (", 1)[0], path.strip()))
+    return out
+
+
+def library_inventory(env, ldconfig_text: str, path: list[str] | None = None,
+                      wheel_versions: dict | None = None) -> dict:
+    """Per library, every file the loader could use, in its search order: LD_LIBRARY_PATH, the framework
+    wheels' nvidia/*/lib (torch's RUNPATH), then the ldconfig cache."""
+    found: dict[str, list[dict]] = {}
+
+    def add(e):
+        if e and not any(x["path"] == e["path"] for x in found.setdefault(e["lib"], [])):
+            found[e["lib"]].append(e)
+
+    for i, d in enumerate(p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p):
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for n in names:
+            if n.startswith(LIBS):
+                add(_lib_entry(os.path.join(d, n), "LD_LIBRARY_PATH", i))
+    for entry in path if path is not None else sys.path:
+        base = os.path.join(entry or ".", "nvidia")
+        try:
+            pkgs = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for pkg in pkgs:
+            lib = os.path.join(base, pkg, "lib")
+            try:
+                names = sorted(os.listdir(lib))
+            except OSError:
+                continue
+            for n in names:
+                if n.startswith(LIBS):
+                    add(_lib_entry(os.path.join(lib, n), f"wheel:{pkg}", None, (wheel_versions or {}).get(pkg)))
+    for name, p in parse_ldconfig(ldconfig_text):
+        if name.startswith(LIBS):
+            add(_lib_entry(p, "ldconfig", None))
+    return {lib: {"candidates": cs} for lib, cs in sorted(found.items())}
 
 
 def host_memory() -> dict:
@@ -325,6 +494,8 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
     smi_proc = _spawn([smi, "--query-gpu=index,name,driver_version,memory.total",
                        "--format=csv,noheader"]) if smi else None
 
+    ldconfig = shutil.which("ldconfig", path=env.get("PATH", "") + ":/sbin:/usr/sbin") or "/sbin/ldconfig"
+    ld_proc = _spawn([ldconfig, "-p"])
     all_pkgs = installed_packages()
     snap["packages"] = wanted_packages(all_pkgs)
     torch_meta = all_pkgs.get("torch")
@@ -347,6 +518,7 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
 
     snap["host"] = host_info(env)
     snap["env"] = env_vars(env)
+    probes["kmsg"] = kernel_log_xids()
     if while_waiting:
         while_waiting()
 
@@ -361,6 +533,12 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
     if triton.get("ptxas"):
         triton["ptxas_version"] = next((t.get("version") for t in snap["toolkits"] if t["via"] == "triton"), None)
 
+    ld_out, ld_status = _finish(ld_proc, min(deadline, time.monotonic() + TOOL_TIMEOUT_S))
+    snap["libraries"] = library_inventory(env, ld_out, wheel_versions={
+        n[len("nvidia-"):].rsplit("-cu", 1)[0].replace("-", "_"): v["version"] for n, v in all_pkgs.items()
+        if n.startswith("nvidia-")})
+    if ld_status.get("error"):
+        probes["ldconfig"] = ld_status
     results = {k: _probe_result(p, deadline, k) for k, p in children.items()}
     nvml = results.get("nvml") or {"skipped": True, "gpus": [], "stage": "dlopen libnvidia-ml.so.1",
                                     "error": f"libnvidia-ml.so.1 cannot be loaded ({nvml_err}); pynvml not asked",
@@ -385,7 +563,7 @@ def snapshot(full: bool = False, import_frameworks: str = "auto", timeout: float
         tr = results["torch"]
         probes["torch_import"] = {k: v for k, v in tr.items() if k.endswith("error") or k in ("stage",)}
         torch.update({k: v for k, v in tr.items() if k in ("version", "cuda", "hip", "arch_list", "cudnn",
-                                                             "is_available", "device_count")})
+                                                             "is_available", "device_count", "devices")})
         torch["imported"] = True
     elif torch_meta:
         torch["imported"] = False

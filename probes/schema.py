@@ -3,14 +3,13 @@ from __future__ import annotations
 
 SCHEMA = "diagnose.env/1"
 
-SEVERITIES = ("error", "warning", "info")
-SECTIONS = ("probe", "driver", "gpu", "toolkit", "frameworks", "env", "host")
-
 # Top-level keys every snapshot has; each section is a dict (gpus and toolkits are lists).
 TOP_KEYS = {
     "schema": str, "created": str, "gpus": list, "driver": dict, "cuda": dict, "frameworks": dict,
     "packages": dict, "toolkits": list, "host": dict, "env": dict, "probes": dict, "findings": list,
 }
+# Added later (additive, schema still diagnose.env/1): absent in older snapshots, read as empty.
+OPTIONAL_KEYS = {"libraries": dict, "tool": dict}
 
 # Per-GPU keys (absent when the probe could not learn them).
 GPU_KEYS = (
@@ -18,19 +17,13 @@ GPU_KEYS = (
     "memory_free_bytes", "memory_used_bytes", "shared_memory_per_block_bytes",
     "shared_memory_per_block_optin_bytes", "shared_memory_per_sm_bytes", "registers_per_block",
     "max_threads_per_block", "l2_cache_bytes", "ecc", "mig", "persistence_mode", "compute_mode", "clocks_mhz",
-    "throttle_reasons", "pcie", "retired_pages", "remapped_rows", "temperature_c", "power_w",
+    "throttle_reasons", "pcie", "retired_pages", "remapped_rows", "temperature_c", "power_w", "fabric", "nvlink",
 )
-
-
-def finding(id: str, severity: str, section: str, message: str, fix: str = "") -> dict:
-    """One check result: plain data, ordered by severity in reports."""
-    assert severity in SEVERITIES and section in SECTIONS, (id, severity, section)
-    return {"id": id, "severity": severity, "section": section, "message": message, "fix": fix}
 
 
 def empty_snapshot() -> dict:
     return {"schema": SCHEMA, "created": "", "gpus": [], "driver": {}, "cuda": {}, "frameworks": {},
-            "packages": {}, "toolkits": [], "host": {}, "env": {}, "probes": {}, "findings": []}
+            "packages": {}, "toolkits": [], "host": {}, "env": {}, "probes": {}, "findings": [], "libraries": {}}
 
 
 class SnapshotError(ValueError):
@@ -45,12 +38,15 @@ def validate(snap, source: str = "snapshot") -> dict:
     schema = snap.get("schema")
     if schema is None or not str(schema).startswith("diagnose.env/"):
         raise SnapshotError(f"{source}: no \"schema\": \"{SCHEMA}\" key: not a `diagnose env --json` snapshot")
-    if str(schema) != SCHEMA:
-        raise SnapshotError(f"{source}: schema {schema!r} is not {SCHEMA!r}: record it again with this version "
-                            "of `diagnose env --json`")
+    tail = str(schema).split("/", 1)[1]
+    if not tail.isdigit():
+        raise SnapshotError(f"{source}: schema {schema!r} is not diagnose.env/<number>: record it again with "
+                            "`diagnose env --json`")
+    # Additive changes keep diagnose.env/1; a newer number is read as far as its keys are known
+    # (the env.probe.schema-newer finding says so).
     out = empty_snapshot()
     out.update(snap)
-    for key, kind in TOP_KEYS.items():
+    for key, kind in {**TOP_KEYS, **OPTIONAL_KEYS}.items():
         if not isinstance(out.get(key), kind):
             if out.get(key) is None:
                 out[key] = kind()

@@ -13,7 +13,7 @@ The type comes from the group's name (a suffix convention), so signature files s
 """
 from __future__ import annotations
 
-import re
+import re2
 
 from findings.dtypes import canonical
 
@@ -23,7 +23,7 @@ _UNITS = {
     "k": 1024, "kb": 1000, "m": 1024**2, "mb": 1000**2, "g": 1024**3, "gb": 1000**3, "t": 1024**4, "tb": 1000**4,
     "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
 }
-_SIZE = re.compile(r"^\s*(?P<num>0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?i?[bB](?:ytes?)?|[kKmMgGtT])?\s*$")
+_SIZE = re2.compile(r"^\s*(?P<num>0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?i?[bB](?:ytes?)?|[kKmMgGtT])?\s*$")
 
 
 def parse_bytes(text: str) -> int | None:
@@ -57,13 +57,14 @@ def format_bytes(n: int) -> str:
     return f"{n} B"
 
 
-_CC = re.compile(r"(?:sm_|compute_|sm|cc\s*)?(?P<major>\d{1,2}?)\.?(?P<minor>\d)(?P<suffix>[af]?)$", re.I)
+_CC = re2.compile(r"(?i)(?:sm_|compute_|sm|cc\s*)?(?P<major>\d{1,2}?)\.?(?P<minor>\d)(?P<suffix>[af]?)$")
+_CC_DOTTED = re2.compile(r"(\d{1,2})\.(\d)([af]?)")
 
 
 def parse_cc(text: str) -> str | None:
     """'sm_90a' -> '9.0a'; 'compute_86' -> '8.6'; '8.0' -> '8.0'; '120' -> '12.0'."""
     t = text.strip().strip("'\"")
-    m = re.fullmatch(r"(\d{1,2})\.(\d)([af]?)", t)
+    m = _CC_DOTTED.fullmatch(t)
     if m:
         return f"{int(m[1])}.{m[2]}{m[3]}"
     m = _CC.search(t)
@@ -72,8 +73,11 @@ def parse_cc(text: str) -> str | None:
     return f"{int(m['major'])}.{m['minor']}{m['suffix'].lower()}"
 
 
+_INT = re2.compile(r"-?\d+")
+
+
 def parse_shape(text: str) -> list[int] | None:
-    nums = re.findall(r"-?\d+", text.replace("torch.Size", ""))
+    nums = _INT.findall(text.replace("torch.Size", ""))
     return [int(n) for n in nums] if nums else None
 
 
@@ -82,10 +86,14 @@ def parse_dtype(text: str) -> str:
     return canonical(text)
 
 
+_DEVICE = re2.compile(r"device\(type='(\w+)'(?:,\s*index=(\d+))?\)")
+
+
 def parse_device(text: str) -> str:
     t = text.strip().strip("'\"").lower()
-    t = re.sub(r"^device\(type='(\w+)',\s*index=(\d+)\)$", r"\1:\2", t)
-    t = re.sub(r"^device\(type='(\w+)'\)$", r"\1", t)
+    m = _DEVICE.fullmatch(t)
+    if m:
+        t = m[1] + (f":{m[2]}" if m[2] is not None else "")
     return t
 
 

@@ -4,6 +4,7 @@ Every problem stops loading with a `SignatureError` naming the file, the signatu
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from pathlib import Path
@@ -210,16 +211,32 @@ def signature_files(extra_dirs=()) -> list[Path]:
 def load_all(extra_dirs=()) -> list[Signature]:
     """Every signature, validated. Validation (regex parsing, re2 and hyperscan checks) is cached
     per set of file contents, so an unchanged knowledge base loads in milliseconds."""
-    from signatures.matcher import _source_digest, cached_pickle
+    from signatures import cache
 
     files = signature_files(extra_dirs)
-    parts = [b"signatures", _source_digest()]
+    parts = []
     for path in files:
         try:
             parts += [str(path).encode(), path.read_bytes()]
         except OSError:
             return _load_all(files)       # the slow path names the unreadable file
-    return cached_pickle(parts, lambda: _load_all(files))
+    data = cache.cached_json("signatures", parts, lambda: [_to_json(s) for s in _load_all(files)])
+    return [_from_json(d) for d in data]
+
+
+_TUPLES = ("frameworks", "patterns", "fix", "references", "counterexamples")
+
+
+def _to_json(sig: Signature) -> dict:
+    return dataclasses.asdict(sig)
+
+
+def _from_json(d: dict) -> Signature:
+    d = dict(d)
+    for k in _TUPLES:
+        d[k] = tuple(d[k])
+    d["examples"] = tuple(Example(e["line"], dict(e["facts"])) for e in d["examples"])
+    return Signature(**d)
 
 
 def _load_all(files: list[Path]) -> list[Signature]:

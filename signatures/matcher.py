@@ -16,14 +16,13 @@ from __future__ import annotations
 import bisect
 import collections
 import gzip
-import hashlib
 import io
 import os
 import stat
 import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from signatures import cache, reading
 from signatures.facts import normalise as normalise_fact
 from signatures.literals import BOUNDARY, required_literals, weak_literals
 from signatures.literals import text as literal_text
@@ -54,11 +53,6 @@ class ScanResult:
     lines: int | None = None   # counted only for streams that cannot be re-read (gz, stdin)
     bytes: int = 0
     error: str | None = None
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "diagnose"
 
 
 def hs_literal(literal: str) -> bytes:
@@ -96,7 +90,7 @@ class _HyperscanGate:
                        flags=[base | f for f in flags])
             return db
 
-        self.db = _cached_db([b"gate", repr(flags).encode()] + exprs, build)
+        self.db = cache.cached_hyperscan("gate", [repr(flags).encode(), str(base).encode()] + exprs, build)
 
     def __call__(self, buf: bytes) -> set[int]:
         hits: list[int] = []
@@ -168,8 +162,9 @@ def _make_gate(patterns: list[bytes], literal_only: frozenset[int] = frozenset()
                         groups.append([(p, 0)])
                 return groups
 
-            per_pattern = cached_pickle([b"literals", _source_digest(), repr(sorted(literal_only)).encode()] + patterns,
-                                        literal_groups)
+            per_pattern = [[(e.encode("latin-1"), f) for e, f in group] for group in cache.cached_json(
+                "literals", [repr(sorted(literal_only)).encode()] + patterns,
+                lambda: [[(e.decode("latin-1"), f) for e, f in group] for group in literal_groups()])]
             exprs = [e for group in per_pattern for e, _ in group]
             flags = [f for group in per_pattern for _, f in group]
             owners = [pid for pid, group in enumerate(per_pattern) for _ in group]
@@ -190,56 +185,10 @@ class _LazyRegexes:
         return r
 
 
-def _source_digest() -> bytes:
-    """Changes whenever the code that derives cached data changes."""
-    h = hashlib.sha256()
-    for name in ("literals.py", "matcher.py", "loader.py", "facts.py", "model.py", "taxonomy.py"):
-        try:
-            h.update((Path(__file__).parent / name).read_bytes())
-        except OSError:
-            pass
-    return h.hexdigest().encode()
-
-
-def cached_pickle(key_parts: list[bytes], build):
-    """build() once per key, kept in the user's cache directory (a miss or a bad file just rebuilds)."""
-    import pickle
-
-    key = hashlib.sha256(b"\0".join(key_parts)).hexdigest()[:32]
-    path = _cache_dir() / f"py-{key}.pickle"
-    try:
-        return pickle.loads(path.read_bytes())
-    except Exception:
-        value = build()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-            os.replace(tmp, path)
-        except OSError:
-            pass
-        return value
-
-
 def _cached_db(key_parts: list[bytes], build):
-    """A hyperscan database from the disk cache, or built and stored there (failures to store are fine)."""
-    import hyperscan
-
-    key = hashlib.sha256(b"\0".join(key_parts) + hyperscan.__version__.encode()).hexdigest()[:32]
-    path = _cache_dir() / f"hs-{key}.db"
-    try:
-        db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
-    except Exception:
-        db = build()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(hyperscan.dumpb(db))
-            os.replace(tmp, path)
-        except OSError:
-            pass
-    db.scratch = hyperscan.Scratch(db)
-    return db
+    """A hyperscan database through signatures/cache.py (the first part names its kind). Kept for
+    callers written before cache.py; new code calls cache.cached_hyperscan."""
+    return cache.cached_hyperscan(key_parts[0].decode("ascii", "replace"), list(key_parts[1:]), build)
 
 
 class Matcher:
@@ -271,12 +220,7 @@ class Matcher:
     def open(path) -> io.BufferedIOBase:
         if str(path) == "-":
             return os.fdopen(os.dup(0), "rb")
-        f = open(path, "rb", buffering=0)    # raw reads: no second copy through a buffer
-        if f.read(2) == b"\x1f\x8b":
-            f.seek(0)
-            return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
-        f.seek(0)
-        return f
+        return reading.open_log(path)    # plain, gzip, UTF-16; never blocks, refuses devices
 
     @staticmethod
     def chunks(f):
@@ -345,6 +289,9 @@ class Matcher:
             with self.open(path) as f:
                 regular = str(path) != "-" and isinstance(f, io.FileIO)
                 self.scan_stream(f, result, path if regular else None)
+                if getattr(f, "truncated", False) and result.error is None:
+                    result.error = (f"truncated gzip: the file ends inside compressed data; classified the "
+                                    f"{result.bytes} bytes it held")
         except (EOFError, gzip.BadGzipFile, OSError, zlib.error) as e:
             what = "truncated or corrupt gzip" if isinstance(e, (EOFError, gzip.BadGzipFile, zlib.error)) \
                 else type(e).__name__
@@ -459,7 +406,7 @@ class Matcher:
         if str(path) == "-":
             return None
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # a FIFO must not block the open
         except OSError:
             return None
         try:               # one fstat and one read: thousands of small logs make these calls count
@@ -471,7 +418,7 @@ class Matcher:
             return None
         finally:
             os.close(fd)
-        return None if data[:2] == b"\x1f\x8b" else data
+        return None if reading.needs_decoding(data[:4]) else data
 
     def _scan_group(self, group: list[tuple[int, bytes]], results: list) -> None:
         parts, starts, pos = [], [], 0
@@ -564,7 +511,7 @@ class Matcher:
         db = self._together.get(key)
         if db is None:
             try:
-                db = _cached_db([b"together"] + [self.raw[p] for p in whole], build)
+                db = cache.cached_hyperscan("together", [str(flags).encode()] + [self.raw[p] for p in whole], build)
             except hs.error:         # one pattern too big for a joint database: one scan each
                 return found + [(ls, le, pid) for pid in whole for ls, le in self._hit_lines(pid, buf)]
             if len(self._together) > 64:
@@ -657,9 +604,9 @@ class Matcher:
                 return db
 
             try:
-                db = _cached_db([b"single", raw], whole)
+                db = cache.cached_hyperscan("single", [str(flags).encode(), raw], whole)
             except hs.error:
-                db = _cached_db([b"single-literals"] + [e + str(f).encode() for e, f in self.gate_exprs[pid]],
+                db = cache.cached_hyperscan("single-literals", [str(flags).encode()] + [e + b"\0" + str(f).encode() for e, f in self.gate_exprs[pid]],
                                 literals)
             self._singles[pid] = db
         return db

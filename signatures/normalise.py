@@ -4,9 +4,11 @@ Normalisation never adds or removes a newline, so line N of the normalised text 
 """
 from __future__ import annotations
 
-import re
+import re2
 
-_ANSI = re.compile(rb"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# Every pattern here runs on log lines: re2, never Python `re`, whose backtracking took 16.8 s on one
+# 173-byte line of run-together timestamps (tests/test_linear_time.py feeds each such lines).
+_ANSI = re2.compile(rb"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 
 def normalise_chunk(buf: bytes) -> bytes:
@@ -20,30 +22,46 @@ def normalise_chunk(buf: bytes) -> bytes:
     return buf
 
 
-# Prefixes that loggers, launchers and ranks put in front of a message.
-_PREFIX = re.compile(
-    r"""^(?:\s*(?:
-        \[rank\d+\]:?                                   # torchrun  [rank0]:
-      | \[\d+(?:,\d+)*\]<std(?:out|err)>:?              # torchrun --tee  [0]<stderr>:
-      | \((?:\w+\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)        # ray  (RayWorkerWrapper pid=123)
-      | \d{4}-\d\d-\d\d[T\s][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?  # ISO timestamp
-      | \[\d{4}-\d\d-\d\d[T\s][\d:.,]+[^\]]*\]          # [2024-01-01 10:00:00,123]
-      | \[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?:\s+\d\d-\d\d\s[\d:.]+)?(?:\s+[\w.-]+:\d+\])?:?  # vllm / logging
-      | [IWEF]\d{4}\s+[\d:.]+\s+\d+\s+[^\]\s]+:\d+\]    # glog / absl  W1210 08:01:33.059000 349 file.py:987]
-      | [IWEF]\s[\w./-]+:\d+\]                          # TF / XLA, after its timestamp:  W tensorflow/x.cc:12]
-      | \[[IWEF]\s?[\w.:\s-]*\]                         # torch C++  [W socket.cpp:663]
-      | \[\d+/\d+\]                                     # dynamo frame  [0/0]
-      | [\w.-]+\s*\|                                    # docker compose  service  |
-    ))+\s*""",
-    re.X,
-)
+def _alternatives(*parts: str) -> str:
+    """re2 has no verbose mode: alternatives written one a line, joined here."""
+    return "|".join(f"(?:{p})" for p in parts)
 
-_LEVEL = re.compile(
-    r"""^\s*(?:\[rank\d+\]:?\s*|\((?:\w+\s+)?pid=\d+[^)]*\)\s*|\d{4}-\d\d-\d\d[T\s][\d:.,]+\S*\s*|\[\d{4}-[^\]]*\]\s*)*
-        (?:(?P<glog>[IW])\d{4}\s|(?<=:\s)(?P<tf>[IW])\s\S+:\d+\]|\[(?P<cpp>[IW])[\s\d]|\[?(?P<word>WARNING|WARN|INFO|DEBUG)\b)""",
-    re.X,
-)
-_WARNING_TEXT = re.compile(r"\b\w*Warning: |\bwarnings\.warn\(")
+
+# Prefixes that loggers, launchers and ranks put in front of a message.
+_PREFIX = re2.compile(rb"^(?:\s*(?:" + _alternatives(
+    r"\[rank\d+\]:?",                                    # torchrun  [rank0]:
+    r"\[\d+(?:,\d+)*\]<std(?:out|err)>:?",               # torchrun --tee  [0]<stderr>:
+    r"\((?:\w+\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)",         # ray  (RayWorkerWrapper pid=123)
+    r"\d{4}-\d\d-\d\d[T\s][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?",  # ISO timestamp
+    r"\[\d{4}-\d\d-\d\d[T\s][\d:.,]+[^\]]*\]",           # [2024-01-01 10:00:00,123]
+    r"\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?:\s+\d\d-\d\d\s[\d:.]+)?(?:\s+[\w.-]+:\d+\])?:?",  # vllm / logging
+    r"[IWEF]\d{4}\s+[\d:.]+\s+\d+\s+[^\]\s]+:\d+\]",     # glog / absl  W1210 08:01:33.059000 349 file.py:987]
+    r"[IWEF]\s[\w./-]+:\d+\]",                           # TF / XLA, after its timestamp:  W tensorflow/x.cc:12]
+    r"\[[IWEF]\s?[\w.:\s-]*\]",                          # torch C++  [W socket.cpp:663]
+    r"\[\d+/\d+\]",                                      # dynamo frame  [0/0]
+    r"[\w.-]+\s*\|",                                      # docker compose  service  |
+).encode() + rb"))+\s*")
+
+# A line logged below error level: its level tag after any rank/pid/timestamp prefixes. The TF/XLA
+# tag must follow ": " (its timestamp's end); re2 has no lookbehind, so the ": " is part of the match.
+def _level(named: bool) -> bytes:
+    g = (lambda name: f"(?P<{name}>") if named else (lambda name: "(?:")
+    return (
+        r"^\s*(?:\[rank\d+\]:?\s*|\((?:\w+\s+)?pid=\d+[^)]*\)\s*|\d{4}-\d\d-\d\d[T\s][\d:.,]+\S*\s*|\[\d{4}-[^\]]*\]\s*)*"
+        r"(?:" + _alternatives(
+            g("glog") + r"[IW])\d{4}\s",
+            r":\s" + g("tf") + r"[IW])\s\S+:\d+\]",
+            r"\[" + g("cpp") + r"[IW])[\s\d]",
+            r"\[?" + g("word") + r"WARNING|WARN|INFO|DEBUG)\b",
+        ) + ")").encode()
+
+
+_LEVEL = re2.compile(_level(named=True))
+_WARNING_TEXT = re2.compile(rb"\b\w*Warning: |\bwarnings\.warn\(")
+# Without captures re2 answers from its DFA (captures cost 5-10x): one anchored match says whether a
+# line has a level tag and where the tag ends; the bytes before that end say which tag it was.
+_LEVEL_SPAN = re2.compile(_level(named=False))
+_TF_TAG = re2.compile(rb":\s([IW])\s\S+:\d+\]$")
 
 
 def last_segment(line: bytes) -> bytes:
@@ -56,27 +74,39 @@ def last_segment(line: bytes) -> bytes:
 
 def strip_prefix(line: str) -> str:
     """The message without rank, timestamp and logger prefixes (for display and clustering)."""
-    return _PREFIX.sub("", line, count=1)
+    # bytes: google-re2 maps every str offset back from UTF-8 (4x the cost); the end of a match is a
+    # character boundary, so the rest decodes exactly
+    raw = line.encode("utf-8", "surrogatepass")
+    m = _PREFIX.match(raw)
+    return raw[m.end():].decode("utf-8", "surrogatepass") if m and m.end() else line
+
+
+def _tag(head: bytes) -> bytes:
+    """The level tag that ends `head` (a match of _LEVEL_SPAN), by the shape of each alternative."""
+    for word in (b"WARNING", b"WARN", b"INFO", b"DEBUG"):
+        if head.endswith(word):
+            return word
+    if len(head) >= 3 and head[-3:-2] == b"[" and head[-2:-1] in (b"I", b"W"):
+        return head[-2:-1]                                    # torch C++  [W socket.cpp:663]
+    if len(head) >= 6 and head[-6:-5] in (b"I", b"W") and head[-5:-1].isdigit() and head[-1:].isspace():
+        return head[-6:-5]                                    # glog  W1210 08:01:33
+    m = _TF_TAG.search(head)                                  # TF/XLA  ...: W tensorflow/x.cc:12]
+    if m:
+        return m[1]
+    m = _LEVEL.match(head)                                    # not reached for the shapes above
+    return (m[b"glog"] or m[b"tf"] or m[b"cpp"] or m[b"word"] or b"").upper() if m else b""
 
 
 def line_level(line: str) -> str | None:
     """'warning' or 'info' when the line was logged below error level; None otherwise."""
-    m = _LEVEL.match(line)
+    raw = line.encode("utf-8", "surrogatepass")
+    m = _LEVEL_SPAN.match(raw)
     if m:
-        tag = (m["glog"] or m["tf"] or m["cpp"] or m["word"] or "").upper()
-        return "info" if tag in ("I", "INFO", "DEBUG") else "warning"
-    if _WARNING_TEXT.search(line):
+        return "info" if _tag(raw[:m.end()]) in (b"I", b"INFO", b"DEBUG") else "warning"
+    if _WARNING_TEXT.search(raw):
         return "warning"
     return None
 
 
-_SAFE = {0x09, 0x0A}
-
-
-_VISIBLE = {o: (f"\\x{o:02x}" if o != 0x1B else "\\e")
-            for o in list(range(0x20)) + list(range(0x7F, 0xA0)) if o not in _SAFE}
-
-
-def visible(text: str) -> str:
-    """Control characters (ESC, BEL, CR, C1, DEL) made visible, so log text can never drive a terminal."""
-    return text.translate(_VISIBLE)
+# One terminal escaper for the project; it lives with the other output escapers (findings/render.py).
+from findings.render import visible  # noqa: E402,F401

@@ -10,8 +10,17 @@ from pathlib import Path
 import pytest
 
 from probes import device, gather
-from probes.checks import run_checks
+from diagnose.env import run_checks as _run_checks, snapshot_json
 from probes.schema import SCHEMA, SnapshotError, validate
+
+
+def run_checks(snap):
+    """The findings as a snapshot stores them (dicts), folded findings listed in `facts.also`."""
+    return [snapshot_json(f) for f in _run_checks(snap)]
+
+
+def folded(findings, fid):
+    return " ".join(a for f in findings for a in f["facts"].get("also", []) if a.startswith(fid + ":"))
 
 FIX = Path(__file__).parent / "fixtures" / "snapshots"
 DIAGNOSE = [sys.executable, "-m", "cli"]
@@ -49,10 +58,13 @@ def test_cuda_probe_without_driver_cuinit_raises_and_runtime_says_35():
 def test_full_snapshot_turns_each_probe_failure_into_a_finding():
     pytest.importorskip("cuda.bindings")
     snap = gather.snapshot(full=True)
-    ids = {f["id"]: f for f in run_checks(snap)}
-    assert "NVMLError_LibraryNotFound" in ids["probe.nvml-unavailable"]["message"]
-    assert "DynamicLibNotFoundError" in ids["probe.cuda-driver-unavailable"]["message"]
-    assert "cudaErrorInsufficientDriver (35)" in ids["probe.runtime-insufficient-driver"]["message"]
+    fs = run_checks(snap)
+    ids = {f["id"]: f for f in fs}
+    assert "NVMLError_LibraryNotFound" in ids["env.probe.nvml-unavailable"]["message"]
+    # one cause, one row: no driver explains cuInit's failure and the runtime's error 35
+    assert "DynamicLibNotFoundError" in folded(fs, "env.probe.cuda-driver-unavailable")
+    assert "cudaErrorInsufficientDriver (35)" in folded(fs, "env.probe.runtime-insufficient-driver")
+    assert "env.probe.cuda-driver-unavailable" not in ids
     assert snap["gpus"] == [] and snap["driver"]["error"] == "NVML Shared Library Not Found"
 
 
@@ -60,9 +72,10 @@ def test_full_snapshot_turns_each_probe_failure_into_a_finding():
 def test_default_snapshot_skips_driver_children_when_the_libraries_cannot_load_and_says_so():
     snap = gather.snapshot()
     assert snap["probes"]["cuda"]["skipped"] is True and snap["probes"]["nvml"]["skipped"] is True
-    ids = {f["id"]: f for f in run_checks(snap)}
-    assert "libcuda.so.1" in ids["probe.cuda-driver-unavailable"]["message"]
-    assert "libnvidia-ml.so.1" in ids["probe.nvml-unavailable"]["message"]
+    fs = run_checks(snap)
+    ids = {f["id"]: f for f in fs}
+    assert "libcuda.so.1" in folded(fs, "env.probe.cuda-driver-unavailable")
+    assert "libnvidia-ml.so.1" in ids["env.probe.nvml-unavailable"]["message"]
 
 
 def test_torch_probe_reports_a_cpu_build_or_the_missing_import():
@@ -120,7 +133,7 @@ def test_a_hung_nvidia_smi_is_killed_and_becomes_a_finding(tmp_path):
     snap = gather.snapshot(timeout=2.0, env=env)
     assert snap["probes"]["nvidia_smi"].get("timeout") is True
     assert snap["probes"]["elapsed_s"] < 10
-    assert any(f["id"] == "probe.timeout" and "nvidia_smi" in f["message"] for f in run_checks(snap))
+    assert any(f["id"] == "env.probe.timeout" and "nvidia_smi" in f["message"] for f in run_checks(snap))
 
 
 def test_secrets_never_recorded():
@@ -132,7 +145,9 @@ def test_validate_names_the_file_and_fills_sections():
     with pytest.raises(SnapshotError, match="f.json"):
         validate({"gpus": []}, "f.json")
     with pytest.raises(SnapshotError, match="schema"):
-        validate({"schema": "diagnose.env/9"}, "f.json")
+        validate({"schema": "diagnose.env/two"}, "f.json")
+    newer = validate({"schema": "diagnose.env/9", "gpus": [], "host": {"python": "3.12.1"}}, "f.json")
+    assert any(f["id"] == "env.probe.schema-newer" for f in run_checks(newer))   # read, and said so
     assert validate({"schema": SCHEMA}, "f.json")["gpus"] == []
 
 
@@ -155,7 +170,9 @@ def test_env_from_a_recorded_snapshot_judges_that_machine(tmp_path):
     r = subprocess.run(DIAGNOSE + ["env", "--from", str(p)], capture_output=True, text=True,
                        env=dict(os.environ, COLUMNS="200"))
     assert r.returncode == 1
-    assert "frameworks.torch-cpu-only" in r.stdout and "H100" in r.stdout
+    assert "env.frameworks.torch-cpu-only" in r.stdout and "H100" in r.stdout
+    flat = " ".join(r.stdout.split())
+    assert "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128" in flat
     ok = subprocess.run(DIAGNOSE + ["env", "--from", str(FIX / "h100-healthy.madeup.json")], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
@@ -174,10 +191,12 @@ def test_recorded_snapshots_of_this_machine_still_check():
     assert recorded
     for p in recorded:
         snap = validate(json.loads(p.read_text()), p.name)
-        ids = {f["id"] for f in run_checks(snap)}
-        assert "probe.nvml-unavailable" in ids, p.name
+        fs = run_checks(snap)
+        ids = {f["id"] for f in fs}
+        assert "env.probe.nvml-unavailable" in ids, p.name
+        assert not [f for f in fs if f["severity"] != "info"], p.name     # no GPU meant, none missing: no alarm
         if "-full-" in p.name:      # recorded with --full: pynvml, cuInit and cudaGetDeviceCount all answered
-            assert {"probe.cuda-driver-unavailable", "probe.runtime-insufficient-driver"} <= ids
+            assert folded(fs, "env.probe.cuda-driver-unavailable") and folded(fs, "env.probe.runtime-insufficient-driver")
 
 
 def test_help_does_not_import_the_probes():
@@ -243,4 +262,88 @@ def test_nvml_gpu_mapping_and_one_failing_call_does_not_lose_the_rest(monkeypatc
             "driver": {"version": out["driver_version"], "cuda_version": out["cuda_driver_version"]}}
     assert snap["gpus"][0]["sm_count"] == 132 and snap["gpus"][0]["shared_memory_per_block_optin_bytes"] == 232448
     ids = {f["id"] for f in run_checks(validate(snap))}
-    assert {"gpu.throttled", "gpu.pcie-degraded"} <= ids
+    assert {"env.gpu.thermal", "env.gpu.pcie-degraded"} <= ids
+
+
+# -- the host probes added for issue #18, on files laid out as the kernel and the loader lay them out ----
+
+def test_library_inventory_orders_ld_library_path_then_wheels_then_ldconfig(tmp_path):
+    ld = tmp_path / "cuda-12.1" / "lib64"
+    ld.mkdir(parents=True)
+    (ld / "libcudart.so.12.1.105").write_bytes(b"")
+    (ld / "libcudart.so.12").symlink_to("libcudart.so.12.1.105")
+    (ld / "libcudnn.so.9").write_bytes(b"")
+    site = tmp_path / "site"
+    wheel = site / "nvidia" / "cudnn" / "lib"
+    wheel.mkdir(parents=True)
+    (wheel / "libcudnn.so.9").write_bytes(b"")
+    ldconfig = ("3 libs found in cache `/etc/ld.so.cache'\n"
+                "\tlibcudart.so.12 (libc6,x86-64) => /usr/local/cuda-12.8/lib64/libcudart.so.12\n"
+                "\tlibfoo.so.1 (libc6,x86-64) => /usr/lib/libfoo.so.1\n")
+    inv = gather.library_inventory({"LD_LIBRARY_PATH": str(ld)}, ldconfig, path=[str(site)],
+                                   wheel_versions={"cudnn": "9.7.1.26"})
+    cudart = inv["libcudart"]["candidates"]
+    assert [c["via"] for c in cudart] == ["LD_LIBRARY_PATH", "ldconfig"]
+    assert cudart[0]["soname"] == "libcudart.so.12" and cudart[0]["version"] == "12.1.105"
+    cudnn = inv["libcudnn"]["candidates"]
+    assert [c["via"] for c in cudnn] == ["LD_LIBRARY_PATH", "wheel:cudnn"] and cudnn[1]["version"] == "9.7.1.26"
+    assert "libfoo" not in inv
+
+
+def test_kernel_log_xids_and_an_unreadable_log(tmp_path):
+    log = tmp_path / "kmsg"
+    log.write_text("6,1,2,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n"
+                   "4,2,3,-;NVRM: Xid (PCI:0000:4a:00): 79, pid=0, name=, GPU has fallen off the bus.\n")
+    out = gather.kernel_log_xids(str(log))
+    assert out["readable"] and out["xid"] == [{"pci": "0000:4a:00", "code": 79, "text": out["xid"][0]["text"]}]
+    missing = gather.kernel_log_xids(str(tmp_path / "nope"))
+    assert missing["readable"] is False and "nope" in missing["error"]
+
+
+def test_nvidia_params_devices_and_amd_topology(tmp_path):
+    params = tmp_path / "params"
+    params.write_text("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\n")
+    assert gather.nvidia_params(str(params)) == {"RmProfilingAdminOnly": "1"}
+    assert gather.nvidia_params(str(tmp_path / "none")) == {}
+    dev = tmp_path / "dev"
+    (dev / "vfio").mkdir(parents=True)
+    for n in ("nvidia0", "nvidiactl", "neuron0", "accel0", "kfd", "null"):
+        (dev / n).write_text("")
+    (dev / "vfio" / "0").write_text("")
+    d = gather.device_nodes(str(dev))
+    assert d["nvidia"] == [str(dev / "nvidia0"), str(dev / "nvidiactl")] and d["neuron"] == [str(dev / "neuron0")]
+    assert d["accel"] == [str(dev / "accel0")] and d["vfio"] == [str(dev / "vfio" / "0")]
+    node = tmp_path / "nodes" / "1"
+    node.mkdir(parents=True)
+    (node / "properties").write_text("cpu_cores_count 0\ngfx_target_version 90010\n")
+    (tmp_path / "nodes" / "0").mkdir()
+    (tmp_path / "nodes" / "0" / "properties").write_text("cpu_cores_count 64\ngfx_target_version 0\n")
+    assert gather.amd_gpus(str(tmp_path / "nodes")) == [{"node": 1, "gfx": "gfx90a"}]
+
+
+def test_nvml_mig_fabric_and_nvlink_probes():
+    class Fake(_FakeNVML):
+        def __getattr__(self, name):
+            extra = {"nvmlDeviceGetMigMode": [1, 1], "nvmlDeviceGetMaxMigDeviceCount": 2,
+                     "nvmlDeviceGetGpuFabricInfo": type("F", (), {"state": 3, "status": 0})()}
+            if name in extra:
+                return lambda *a: extra[name]
+            if name == "nvmlDeviceGetMigDeviceHandleByIndex":
+                def mig(h, i):
+                    if i == 1:
+                        raise self.NVMLError_NotSupported("Not Found")
+                    return "m0"
+                return mig
+            if name == "nvmlDeviceGetNvLinkState":
+                def link(h, i):
+                    if i >= 4:
+                        raise self.NVMLError_NotSupported("Not Supported")
+                    return 0 if i == 2 else 1
+                return link
+            return super().__getattr__(name)
+    N = Fake()
+    g = device._nvml_gpu(N, 0)
+    assert g["mig"]["enabled"] is True and [d["index"] for d in g["mig"]["devices"]] == [0]
+    assert g["mig"]["devices"][0]["memory_total_bytes"] == 85520809984
+    assert g["fabric"] == {"state": "completed", "status": "success"}
+    assert g["nvlink"] == {"supported": True, "active": 3, "inactive": [2]}

@@ -144,3 +144,20 @@ def test_triage_session_from_reviews(tmp_path):
     assert rows["two"].family == "illegal-memory-access"
     task = Store(db).task(rows["two"].id)
     assert any("review validity: fail" in n for n in task.diagnosis.notes)
+
+
+def test_an_env_snapshot_in_the_task_is_judged(tmp_path):
+    import shutil
+
+    src = Path(__file__).parent / "fixtures" / "env"
+    snaps = sorted(src.rglob("*.json"))
+    t = _task(tmp_path, **{"kernel.py": KERNEL, "run.log": "$ pytest\n3 passed in 1.0s\n"})
+    judged = []
+    for snap in snaps[:6]:
+        shutil.copy(snap, t / "env.json")
+        r = review_task(t)
+        env = next(x for x in r.readers if x.reader == "env")
+        assert env.status == "ok", env.why
+        judged.append(bool(env.findings))
+        assert any("env:" in e for e in env.examined)
+    assert any(judged), "no env fixture produced a finding"

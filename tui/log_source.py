@@ -1,17 +1,18 @@
 """A log file opened at once: newline offsets indexed with numpy, lines read on demand.
 
-The whole file is never decoded: `open_log` maps it (a .gz is decompressed into memory once), finds
+The whole file is never decoded: `open_log` maps it (a gzip or UTF-16 log is decoded into memory once), finds
 every newline in fixed-size chunks and keeps the line starts in one int64 array. `line(i)` slices
 the bytes of one line; search runs over the bytes.
 """
 from __future__ import annotations
 
-import gzip
 import mmap
 import os
 import re
 
 import numpy as np
+
+from signatures import reading
 
 CHUNK = 32 << 20
 SEGMENT = 4000            # a longer line is shown as several rows of this many bytes (a 200 MB one-line
@@ -24,8 +25,10 @@ class LogSource:
         self.path = path
         self._file = None
         self.data: bytes | mmap.mmap = b""
-        if path.endswith(".gz"):
-            with gzip.open(path, "rb") as fh:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+        if reading.needs_decoding(head):    # gzip (by its magic, as the matcher decides) or UTF-16
+            with reading.open_log(path) as fh:
                 self.data = fh.read()
         else:
             self._file = open(path, "rb")

@@ -35,19 +35,75 @@ def read_snapshot(path):
     return snap
 
 
+class _Output:
+    """The -o file, opened before the batch runs (a bad path fails at once, not after an hour of
+    classifying): a temporary file beside it, renamed over it only when everything was written, so
+    a failed run leaves the previous file alone. A FIFO or device is written directly."""
+
+    def __init__(self, path: str):
+        import os
+        import tempfile
+
+        from cli.errors import UsageError
+
+        self.path, self.tmp = path, None
+        try:
+            if os.path.exists(path) and not os.path.isfile(path):
+                if os.path.isdir(path):
+                    raise UsageError(f"{path}: is a directory; give -o a file name")
+                self.file = open(path, "w", encoding="utf-8", newline="")
+                return
+            fd, self.tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                            prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+            self.file = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        except OSError as e:
+            raise UsageError(f"{path}: cannot write the output there: {e.strerror or e}") from None
+
+    def commit(self) -> None:
+        import os
+
+        self.file.close()
+        if self.tmp:
+            os.chmod(self.tmp, 0o666 & ~_umask())
+            os.replace(self.tmp, self.path)
+            self.tmp = None
+
+    def discard(self) -> None:
+        import os
+
+        self.file.close()
+        if self.tmp:
+            os.unlink(self.tmp)
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from cli.errors import UsageError
     from diagnose import batch, report
 
-    load_extra_signatures(args.signatures)
-    snapshot = read_snapshot(args.env)
-    if args.format == "jsonl":     # workers render the lines themselves, in parallel
-        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=report.jsonl_line)
-    else:
-        results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot)
-    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
+        batch.start_method()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    snapshot = read_snapshot(args.env)
+    output = _Output(args.output) if args.output else None     # before the batch: fail fast
+    out = output.file if output else sys.stdout
+    try:
+        # the extra signatures, like the snapshot, reach the workers through the pool's initializer
+        if args.format == "jsonl":     # workers render the lines themselves, in parallel
+            results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=report.jsonl_line,
+                                     signature_dirs=args.signatures)
+        else:
+            results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, signature_dirs=args.signatures)
         if args.format == "jsonl":
             out.writelines(results)
         elif args.format == "csv":
@@ -57,8 +113,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             from rich.console import Console
 
-            report.write_table(results, Console(file=out) if args.output else None)
-    finally:
-        if args.output:
-            out.close()
+            report.write_table(results, Console(file=out) if output else None)
+    except BaseException:
+        if output:
+            output.discard()
+        raise
+    if output:
+        output.commit()
     return 0

@@ -16,7 +16,7 @@ def run(args) -> int:
 
     from diagnose import batch
     from diagnose.clusters import cluster
-    from signatures.normalise import visible
+    from findings.render import md_code, md_escape, visible
 
     results = batch.classify(args.paths, jobs=args.jobs)
     groups = cluster(results, min_count=args.min_count)
@@ -29,7 +29,7 @@ def run(args) -> int:
         print(f"# Unexplained failures: {unknown} of {len(results)} logs, {len(groups)} templates\n")
         print("| count | template | examples |\n|---:|---|---|")
         for c in groups:
-            print(f"| {c.count} | `{visible(c.template).replace('|', '/')}` | {', '.join(c.files)} |")
+            print(f"| {c.count} | {md_code(c.template)} | {md_escape(', '.join(c.files))} |")
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -35,7 +35,7 @@ def run(args) -> int:
             f.write(sys.stdin.buffer.read())
         path = tmp
     elif not Path(path).exists():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: no such file or directory")
     try:
         d = diagnose_file(path, read_snapshot(args.env))
         if tmp:
@@ -51,12 +51,14 @@ def run(args) -> int:
             log = bundle_log(Path(path)) if Path(path).is_dir() else Path(path)
             text = ""
             if log is not None:
-                import gzip
+                import zlib
+
+                from signatures.reading import open_log
 
                 try:
-                    with (gzip.open if str(log).endswith(".gz") else open)(log, "rb") as fh:   # kernel names it mentions
+                    with open_log(log) as fh:     # kernel names it mentions (plain, gzip or UTF-16, as classified)
                         text = fh.read(16 << 20).decode("utf-8", "replace")
-                except (OSError, EOFError):
+                except (OSError, EOFError, ValueError, zlib.error):
                     text = ""          # the diagnosis already says the log could not be read in full
             d = fuse_lint(d, lr.findings, lr.errors, log_text=text)
         if args.json:

@@ -86,8 +86,14 @@ def run(args) -> int:
     if shutil.which(cmd[0]) is None and not os.path.exists(cmd[0]):
         raise UsageError(f"{cmd[0]}: command not found (check PATH, or give its path)")
     out = os.path.abspath(args.out or default_out(cmd))
-    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise UsageError(f"{out}: exists and is not an empty directory; choose another --out")
+    if os.path.islink(out) and not os.path.exists(out):
+        raise UsageError(f"{out}: a dangling symbolic link (to {os.readlink(out)}); choose another --out")
+    try:
+        if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+            raise UsageError(f"{out}: exists and is not an empty directory; choose another --out")
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{out}: cannot create the bundle directory: {e.strerror or e}; choose another --out") from None
 
     from probes.capture import run_capture
 
@@ -124,9 +130,10 @@ def run(args) -> int:
                            "error": "compute-sanitizer is not on PATH (install the CUDA toolkit's sanitizer)"})
             _say(args, "--sanitize: compute-sanitizer is not on PATH; skipped")
     if reruns:
+        from probes.capture import write_json
+
         cap["reruns"] = reruns
-        with open(os.path.join(out, "capture.json"), "w", encoding="utf-8") as f:
-            json.dump(cap, f, indent=1, default=str)
+        write_json(os.path.join(out, "capture.json"), cap)
     if args.json:
         print(json.dumps({"capture": cap, "diagnosis": d.to_json()}, indent=2, default=str))
     else:
@@ -135,11 +142,11 @@ def run(args) -> int:
 
 
 def _snapshot():
-    from probes.checks import run_checks
+    from cli.commands.env import judge
     from probes.gather import snapshot
 
     snap = snapshot()
-    snap["findings"] = run_checks(snap)
+    judge(snap)
     return snap
 
 

@@ -36,11 +36,13 @@ def ingest_paths(store, paths, jobs=None, env=None) -> int:
 
     from cli.commands.classify import read_snapshot
     from diagnose.store import ingest
+    from signatures.normalise import visible
 
     snapshot = read_snapshot(env)
     report = ingest(store, paths, jobs=jobs, progress=None if sys.stderr.isatty() else False, snapshot=snapshot)
     for m in report.missing:
-        print(f"diagnose triage: {m}: no such file or directory (skipped)" if m != "-" else
+        why = (report.problems or {}).get(m) or "no such file or directory"
+        print(f"diagnose triage: {visible(m)}: {why} (skipped)" if m != "-" else
               "diagnose triage: '-' (stdin) cannot be part of a session: save it to a file first", file=sys.stderr)
     print(f"{store.path}: {report.added} added, {report.changed} changed, {report.unchanged} unchanged; "
           f"{store.count()} tasks in the session", file=sys.stderr)

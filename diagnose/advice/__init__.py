@@ -160,7 +160,26 @@ def primary(ecos: list[str]) -> str:
 # -- localisation: no command of an absent ecosystem ------------------------------------------------
 
 _CLAUSE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])|;\s+")
-_ITEM = re.compile(r",\s+(?![^(]*\))")          # commas outside parentheses
+def _split_items(text: str) -> list[str]:
+    """The clause cut at commas (followed by whitespace) outside parentheses: one linear pass (a regex
+    lookahead for the closing parenthesis was quadratic on comma-heavy text)."""
+    out, depth, start, i, n = [], 0, 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth = max(0, depth - 1)
+        elif c == "," and depth == 0 and i + 1 < n and text[i + 1].isspace():
+            out.append(text[start:i])
+            i += 1
+            while i < n and text[i].isspace():
+                i += 1
+            start = i
+            continue
+        i += 1
+    out.append(text[start:])
+    return out
 _OR = re.compile(r"^(?:[Oo]r|[Aa]nd)\s+")
 
 
@@ -228,7 +247,7 @@ def cut(text: str, present) -> tuple[str, int]:
             if clause.strip():
                 kept.append(clause.strip())
             continue
-        items = _ITEM.split(clause.strip())
+        items = _split_items(clause.strip())
         good = [i for i in items if not bad(i)]
         dropped += len(items) - len(good)
         if len(items) > 1 and good and good[0] is items[0]:

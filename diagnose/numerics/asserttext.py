@@ -3,7 +3,8 @@ numbers, and whether the tolerance they used suits the dtype, with no tensors at
 from __future__ import annotations
 
 import math
-import re
+
+import re2
 
 from diagnose.numerics.formats import NumericsError, fmt
 from diagnose.numerics.patterns import FAMILY
@@ -11,17 +12,18 @@ from diagnose.numerics.tolerances import defaults_text, recommend_tolerance
 
 # -- assert_close / assert_allclose text ---------------------------------------------------------
 
+_INT = re2.compile(r"-?\d+")
 _NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)"
 _PATTERNS = [
-    ("mismatched_count", "total_count", re.compile(r"Mismatched elements: (\d+) / (\d+)")),
+    ("mismatched_count", "total_count", re2.compile(r"Mismatched elements: (\d+) / (\d+)")),
 ]
 _FIELDS = {
-    "max_abs_diff": re.compile(rf"(?:Greatest absolute difference|Max absolute difference(?: among violations)?|Absolute difference): ({_NUM})", re.I),
-    "max_abs_index": re.compile(r"Greatest absolute difference: \S+ at index (\([^)]*\)|\d+)", re.I),
-    "max_rel_diff": re.compile(rf"(?:Greatest relative difference|Max relative difference(?: among violations)?|Relative difference): ({_NUM})", re.I),
-    "max_rel_index": re.compile(r"Greatest relative difference: \S+ at index (\([^)]*\)|\d+)", re.I),
-    "atol": re.compile(rf"(?:absolute difference|Absolute difference): \S+(?: at index \([^)]*\)| at index \d+)? \(up to ({_NUM}) allowed\)|atol=({_NUM})", re.I),
-    "rtol": re.compile(rf"(?:relative difference|Relative difference): \S+(?: at index \([^)]*\)| at index \d+)? \(up to ({_NUM}) allowed\)|rtol=({_NUM})", re.I),
+    "max_abs_diff": re2.compile(rf"(?i)(?:Greatest absolute difference|Max absolute difference(?: among violations)?|Absolute difference): ({_NUM})"),
+    "max_abs_index": re2.compile(r"(?i)Greatest absolute difference: \S+ at index (\([^)]*\)|\d+)"),
+    "max_rel_diff": re2.compile(rf"(?i)(?:Greatest relative difference|Max relative difference(?: among violations)?|Relative difference): ({_NUM})"),
+    "max_rel_index": re2.compile(r"(?i)Greatest relative difference: \S+ at index (\([^)]*\)|\d+)"),
+    "atol": re2.compile(rf"(?i)(?:absolute difference|Absolute difference): \S+(?: at index \([^)]*\)| at index \d+)? \(up to ({_NUM}) allowed\)|atol=({_NUM})"),
+    "rtol": re2.compile(rf"(?i)(?:relative difference|Relative difference): \S+(?: at index \([^)]*\)| at index \d+)? \(up to ({_NUM}) allowed\)|rtol=({_NUM})"),
 }
 
 
@@ -40,7 +42,7 @@ def parse_mismatch_text(text: str) -> dict:
         if mm:
             val = next(g for g in mm.groups() if g is not None)
             if name.endswith("_index"):
-                res[name] = [int(x) for x in re.findall(r"-?\d+", val)]
+                res[name] = [int(x) for x in _INT.findall(val)]
             else:
                 res[name] = float(val)
     if "not close" in text or "Greatest" in text:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from findings import Evidence, Finding
+from signatures.reading import is_gzip
 from diagnose.profile.model import Kernel, Profile, ProfileError, Span
 from diagnose.profile.verdict import bound, kernel_findings, timeline_findings
 
@@ -33,7 +34,7 @@ def read_one(path) -> Profile:
         return ncu.read_report(p)
     if head.startswith(b"SQLite format 3\x00"):
         return nsys.read_sqlite(p)
-    if head[:2] == b"\x1f\x8b" or head.lstrip()[:1] in (b"{", b"["):
+    if is_gzip(head) or head.lstrip()[:1] in (b"{", b"["):
         return trace.read_trace(p)
     text = p.read_text(encoding="utf-8", errors="replace")
     if re.search(r'^"?Time ?\(%\)"?,', text, re.M):

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from diagnose.profile.model import Kernel, Profile, ProfileError, Span
+from signatures.reading import is_gzip
 
 MAX_BYTES = 512 * 1024 * 1024
 _SYNC = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync")
@@ -25,7 +26,7 @@ def read_trace(path) -> Profile:
             raise ProfileError(f"{p}: {size >> 20} MiB trace is over the {MAX_BYTES >> 20} MiB this reader takes; "
                                "profile fewer steps (torch.profiler schedule=...)")
         raw = Path(p).read_bytes()
-        if raw[:2] == b"\x1f\x8b":
+        if is_gzip(raw):
             raw = gzip.decompress(raw)
         doc = json.loads(raw)
     except (OSError, EOFError, gzip.BadGzipFile) as e:

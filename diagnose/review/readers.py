@@ -231,16 +231,15 @@ def read_profile(paths) -> ReaderResult:
 def read_env(snapshot_paths) -> ReaderResult:
     if not snapshot_paths:
         return ReaderResult("env", status="nothing-to-read", why="no environment snapshot (diagnose env --json) in the task")
-    snap = json.loads(Path(snapshot_paths[0]).read_text(encoding="utf-8"))
-    try:
-        from diagnose.env import run_checks
-    except ImportError:
-        from probes.checks import run_checks
+    from diagnose.env import run_checks
+    from probes.schema import validate
+
+    path = snapshot_paths[0]
+    snap = validate(json.loads(Path(path).read_text(encoding="utf-8")), str(path))
     r = ReaderResult("env", extra={"snapshot": snap})
-    for f in run_checks(snap):
-        if isinstance(f, dict):
-            f = Finding(f"env.{f['id']}", f["severity"], "env", f["message"], fix=f.get("fix", ""),
-                        evidence=[Evidence(snapshot_paths[0])], facts={"section": f.get("section")})
+    for f in run_checks(snap, str(path)):
+        if not f.evidence:
+            f.evidence = [Evidence(str(path))]
         r.findings.append(f)
     r.examined.append(f"env: {Path(snapshot_paths[0]).name} judged")
     return r

@@ -1,0 +1,192 @@
+"""Every regex that touches log text runs in linear time: adversarial lines, a wall bound and growth.
+
+The patterns are found, not listed: every re2 regex held at module level (alone, or in a dict, list or
+tuple) by a module of signatures/, diagnose/, probes/ or findings/ is fed each bait at two sizes.
+A pattern kept elsewhere (built lazily, inside a class) is added to EXTRA as a function returning
+(name, regex) pairs. Python `re` on log text is refused outright in the modules of TEXT_MODULES:
+its backtracking took 16.8 s on one 173-byte line of run-together timestamps.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import time
+from pathlib import Path
+
+import pytest
+
+re2 = pytest.importorskip("re2")
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("findings", "signatures", "probes", "diagnose")
+WALL_S = 2.0          # generous: re2 takes well under 10 ms on 100k characters
+GROWTH = 3.0          # doubling the input may at most triple the time ...
+FLOOR_S = 0.01        # ... once the time is big enough to measure
+SIZE = 50_000         # characters of bait; each is also run at twice this
+
+# Lines shaped to make a backtracking engine explode on one of our patterns, or merely long.
+BAITS = {
+    "run-together ISO timestamps": "2024-01-01T10:00:00.123",
+    "timestamp with spaces": "2024-01-01 10:00:00,123 ",
+    "digits": "1",
+    "digits and spaces": "1 ",
+    "digits and dots": "1.",
+    "word and space (\\w+\\s?)+": "ab ",
+    "letters": "a",
+    "rank prefixes": "[rank0]:",
+    "pid prefixes": "(pid=1 ",
+    "bracketed dates": "[2024-",
+    "glog-ish": "W1210 0",
+    "ANSI CSI": "\x1b[",
+    "ANSI OSC": "\x1b]0;",
+    "path segments": "/a.b",
+    "quotes": "'\"",
+    "hex": "0x",
+    "shape-ish": "[1, (2x",
+    "ptxas-ish": "ptxas info : Used 1",
+    "error words": "Error: ",
+    "docker prefix": "svc |",
+}
+
+
+def _modules():
+    for pkg in PACKAGES:
+        importlib.import_module(pkg)
+        for info in pkgutil.walk_packages([str(ROOT / pkg)], prefix=pkg + "."):
+            yield importlib.import_module(info.name)
+
+
+def _regexes(value, name: str, depth: int = 0):
+    if isinstance(value, re2._Regexp):
+        yield name, value
+    elif depth < 3 and isinstance(value, dict):
+        for k, v in value.items():
+            yield from _regexes(v, f"{name}[{k!r}]", depth + 1)
+    elif depth < 3 and isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from _regexes(v, f"{name}[{i}]", depth + 1)
+
+
+def _fallback_words():
+    # the wording fallback builds its table lazily; whatever shape the table has, its re2 regexes are found
+    from signatures import fallback
+
+    load = getattr(fallback, "_load", None)
+    if load is not None:
+        yield from _regexes(load(), "signatures.fallback._load()")
+
+
+def _generic_hints():
+    from signatures.matcher import HINTS
+
+    for i, (kind, p) in enumerate(HINTS):
+        yield f"signatures.matcher.HINTS[{i}:{kind}]", re2.compile(p.encode())
+
+
+def _guidance_questions():
+    from diagnose import guidance
+
+    for spec in guidance.specs():
+        yield f"diagnose.guidance[{spec.key}]", spec.pattern
+
+
+# Patterns not held at module level: add a function yielding (name, regex) here.
+EXTRA = [_fallback_words, _generic_hints, _guidance_questions]
+
+
+def text_patterns() -> dict[str, object]:
+    found: dict[str, object] = {}
+    for mod in _modules():
+        for attr, value in vars(mod).items():
+            for name, rx in _regexes(value, f"{mod.__name__}.{attr}"):
+                found.setdefault(name, rx)
+    for extra in EXTRA:
+        found.update(extra())
+    return found
+
+
+PATTERNS = text_patterns()
+
+
+def _bait(unit: str, n: int, as_bytes: bool):
+    text = (unit * (n // len(unit) + 1))[:n] + " RuntimeError: x!"
+    return text.encode("utf-8") if as_bytes else text
+
+
+def _time(fn, arg, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn(arg)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def growth_problem(fn, make, n: int) -> str | None:
+    """None when fn(make(2n)) is within the wall bound and at most GROWTH times fn(make(n))."""
+    t1, t2 = _time(fn, make(n)), _time(fn, make(2 * n))
+    if t2 > WALL_S:
+        return f"{t2:.2f} s on {2 * n} characters (bound {WALL_S} s)"
+    if t2 > FLOOR_S and t2 > GROWTH * t1:
+        return f"{t1 * 1e3:.1f} ms -> {t2 * 1e3:.1f} ms when the input doubled"
+    return None
+
+
+def test_the_patterns_are_found():
+    names = set(PATTERNS)
+    for expected in ("signatures.normalise._LEVEL", "signatures.normalise._PREFIX", "signatures.normalise._ANSI",
+                     "diagnose.clusters.MASKS[0][0]", "diagnose.guidance[cuda]",
+                     "probes.capture._COMPILER_WORDS", "signatures.facts._SIZE"):
+        assert expected in names, sorted(names)
+
+
+@pytest.mark.parametrize("bait", sorted(BAITS))
+def test_every_text_pattern_is_linear_on(bait):
+    bad = []
+    for name, rx in sorted(PATTERNS.items()):
+        as_bytes = isinstance(rx.pattern, bytes)
+
+        def run(text, rx=rx):
+            rx.search(text)
+            rx.match(text)
+
+        problem = growth_problem(run, lambda n, b=as_bytes: _bait(BAITS[bait], n, b), SIZE)
+        if problem:
+            bad.append(f"{name}: {problem}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_check_catches_a_backtracking_pattern():
+    # The line-level pattern as it was, in Python `re`: the check must flag it (else it proves nothing).
+    import re
+
+    old = re.compile(r"^\s*(?:\[rank\d+\]:?\s*|\((?:\w+\s+)?pid=\d+[^)]*\)\s*|\d{4}-\d\d-\d\d[T\s][\d:.,]+\S*\s*"
+                     r"|\[\d{4}-[^\]]*\]\s*)*(?:(?P<glog>[IW])\d{4}\s|(?<=:\s)(?P<tf>[IW])\s\S+:\d+\]"
+                     r"|\[(?P<cpp>[IW])[\s\d]|\[?(?P<word>WARNING|WARN|INFO|DEBUG)\b)")
+    assert growth_problem(old.match, lambda n: _bait(BAITS["run-together ISO timestamps"], n, False), 56)
+
+
+def test_the_timestamp_line_that_took_16_seconds():
+    from signatures.normalise import line_level, strip_prefix
+
+    line = ("2024-01-01T10:00:00.123" * 8)[:157] + " RuntimeError: x"     # 173 bytes
+    t = time.perf_counter()
+    assert line_level(line) is None
+    strip_prefix(line)
+    assert time.perf_counter() - t < 0.1
+
+
+# Modules whose job is reading log text: no Python `re` at all (re2 only).
+TEXT_MODULES = ("signatures/normalise.py", "signatures/facts.py", "diagnose/clusters.py", "diagnose/guidance.py")
+
+
+def test_text_modules_do_not_use_python_re():
+    bad = []
+    for rel in TEXT_MODULES:
+        tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import) and any(a.name == "re" for a in node.names) or \
+                    isinstance(node, ast.ImportFrom) and node.module == "re":
+                bad.append(f"{rel}:{node.lineno} imports re")
+    assert not bad, "\n".join(bad)
