@@ -7,7 +7,8 @@
   only on request, in a subprocess with a timeout).
 
 Rules are data (rules/python.toml, rules/cuda.toml): id, check, severity, evidence tier, texts, the
-call names and thresholds the check uses, and the fixture pair that shows it (tests/fixtures/timing/).
+call names and thresholds the check uses, and the fixture pairs that show it (tests/fixtures/timing/;
+`fixture` is a name or a list of names).
 """
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ class Rule:
     instead: str = ""
     fixture: str = ""
     params: dict = field(default_factory=dict)
+    more_fixtures: tuple = ()        # further flawed/fair pairs (a case the first pair does not show)
+
+    @property
+    def fixtures(self) -> tuple:
+        return ((self.fixture,) if self.fixture else ()) + self.more_fixtures
 
 
 def load_rules(directory: Path = RULES_DIR) -> list[Rule]:
@@ -60,10 +66,13 @@ def load_rules(directory: Path = RULES_DIR) -> list[Rule]:
             if r["tier"] == "support" and r["severity"] == "error":
                 raise TimingError(f"{path}: rule {rid}: a support-tier signal cannot be an error on its own")
             params = {**defaults, **r.get("params", {})}
+            fixtures = r.get("fixture", "")
+            fixtures = [fixtures] if isinstance(fixtures, str) else list(fixtures)
             rules.append(Rule(id=rid, language=language, check=r["check"], severity=r["severity"], tier=r["tier"],
                               title=r["title"], why=" ".join(r["why"].split()), fix=" ".join(r["fix"].split()),
                               example=r.get("example", ""), instead=r.get("instead", ""),
-                              fixture=r.get("fixture", ""), params=params))
+                              fixture=fixtures[0] if fixtures else "", more_fixtures=tuple(fixtures[1:]),
+                              params=params))
     ids = [r.id for r in rules]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

@@ -10,7 +10,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from diagnose.timing.pyscan import HOST_TIMERS, Script, method_of
+from diagnose.timing.pyscan import HOST_TIMERS, Script, method_of, segment
 
 CHECKS = {}
 
@@ -60,9 +60,19 @@ def _device_timing(s: Script, r) -> bool:
     return r.kind in ("event", "do_bench", "torch_timer") or s.launches_gpu_work(r)
 
 
+def _array_timing(s: Script, r) -> bool:
+    """Device timing, or a region whose timed calls get arrays the script makes (torch/numpy/jax
+    tensors: `fused_gelu_scale(x, s)` with x = torch.zeros(...)): array compute on the CPU is a kernel
+    benchmark too, for the rules that do not depend on the device (repetitions, spread, one-sided work)."""
+    if _device_timing(s, r):
+        return True
+    return any(s.describe(a, x.scope).ctor for x in s.sides if x.region is r for a in x.args
+               if not isinstance(a, ast.Starred))
+
+
 def _work_label(s: Script, r) -> str:
     w = s.work_calls(r)
-    label = s.src.segment(w[0])[:60] if w else "the timed code"
+    label = segment(s.src, w[0])[:60] if w else "the timed code"
     via = sorted({x.fn[:30] for x in s.sides if x.region is r and x.node not in w})
     return f"{label} (timing {', '.join(via)})" if via else label
 
@@ -99,7 +109,8 @@ def _is_jit(s: Script, name: str, params) -> bool:
 def first_call_timed(s: Script, params) -> list[Hit]:
     hits = []
     for r in s.regions:
-        if r.does("warmup") or not _device_timing(s, r):
+        device = _device_timing(s, r)
+        if r.does("warmup") or not (device or _array_timing(s, r)):
             continue
         loop = s.enclosing(r.start, (ast.For, ast.While))
         var = getattr(getattr(loop, "target", None), "id", None)
@@ -119,7 +130,9 @@ def first_call_timed(s: Script, params) -> list[Hit]:
             if earlier:
                 continue
             jit = _is_jit(s, name, params)
-            hits.append(Hit(c, {"work": s.src.segment(c)[:60], "jit": "a JIT-compiled " if jit else ""},
+            if not device and not jit:
+                continue        # on the CPU, only a JIT's first call (the compile) is a large one-time cost
+            hits.append(Hit(c, {"work": segment(s.src, c)[:60], "jit": "a JIT-compiled " if jit else ""},
                             {"jit": jit}, 0.9 if jit else 0.6))
             break
     return hits
@@ -142,34 +155,40 @@ def _inside(node, regions, exclude=None) -> bool:
 @check
 def trivial_inputs(s: Script, params) -> list[Hit]:
     out_name = re.compile(params.get("output_names", r"^(out|output|result|res|dst|buf|buffer)(_\w*)?$|_out$"))
-    hits, seen = [], set()
+    found: dict = {}            # the tensor's constructor -> (tensor, [calls that get it])
     for side in s.sides:
         for a in side.args + [v for k, v in side.kwargs.items() if k not in ("out",)]:
             if isinstance(a, ast.Name) and out_name.search(a.id):
                 continue            # an output buffer: zeros / empty are the normal way to make one
             t = s.describe(a, side.scope)
-            if t.trivial and (t.node is None or id(t.node) not in seen):
-                if t.node is not None:
-                    seen.add(id(t.node))
-                kind = {"zeros": "all zeros", "ones": "all ones", "constant": "one constant", "empty":
-                        "uninitialised memory (torch.empty: whatever was there, often zeros)",
-                        "sorted": "already sorted / regular"}[t.trivial]
-                hits.append(Hit(t.node or a, {"arg": s.src.segment(a)[:40], "kind": kind, "fn": side.fn[:40]},
-                                {"data": t.trivial, "constructor": t.ctor}, 0.6))
+            if t.trivial:
+                key = id(t.node) if t.node is not None else id(a)
+                _, calls = found.setdefault(key, (t, []))
+                if side.label not in calls:
+                    calls.append(side.label)
+    hits = []
+    for t, calls in found.values():
+        kind = {"zeros": "all zeros", "ones": "all ones", "constant": "one constant", "empty":
+                "uninitialised memory (torch.empty: whatever was there, often zeros)",
+                "sorted": "already sorted / regular"}[t.trivial]
+        shown = calls[0] if len(calls) == 1 else ", ".join(calls[:-1]) + " and " + calls[-1]
+        hits.append(Hit(t.node, {"calls": shown, "kind": kind}, {"data": t.trivial, "constructor": t.ctor,
+                                                                 "timed_calls": calls}, 0.6))
     return hits
 
 
 def _profiles(s: Script, attribute: str):
     out = []
     for side in s.sides:
-        vals = []
+        vals, assumed = [], False
         for a in side.args:
             t = s.describe(a, side.scope)
             v = getattr(t, attribute)
             if t.ctor or t.dtype or t.shape:
                 vals.append(v)
+                assumed = assumed or (attribute == "dtype" and t.dtype_default)
         if vals:
-            out.append((side, vals))
+            out.append((side, vals, assumed))
     return out
 
 
@@ -178,12 +197,14 @@ def sides_differ(s: Script, params) -> list[Hit]:
     """A side whose inputs differ (in one attribute) from every side of another function it is compared
     with. A sweep (both functions on fp16, then both on fp32) matches pairwise and gives nothing."""
     attribute = params["attribute"]
-    prof = []
-    for side, vals in _profiles(s, attribute):
+    prof, assumed = [], set()
+    for side, vals, default in _profiles(s, attribute):
         v = tuple((x or "row-major") if attribute == "layout" else x for x in vals)
         if None in v:
             continue            # unknown on this side: say nothing about it
         prof.append((side, set(v) if attribute == "dtype" else v))
+        if default:
+            assumed.add(id(side))
     fns = {side.fn for side, _ in prof}
     if len(fns) < 2:
         return []
@@ -194,10 +215,16 @@ def sides_differ(s: Script, params) -> list[Hit]:
         if comparable and all(ov != v for _, ov in comparable):
             o, ov = comparable[0]
             first, second = sorted([(o, ov), (side, v)], key=lambda x: getattr(x[0].node, "lineno", 0))
-            return [Hit(second[0].node, {"a": first[0].fn[:30], "va": fmt(first[1]), "b": second[0].fn[:30],
-                                         "vb": fmt(second[1])},
-                        {attribute: {first[0].fn: fmt(first[1]), second[0].fn: fmt(second[1])}}, 0.85,
-                        more=[first[0].node])]
+            facts = {attribute: {first[0].label: fmt(first[1]), second[0].label: fmt(second[1])}}
+            shown = []
+            for x, xv in (first, second):
+                text = fmt(xv)
+                if id(x) in assumed:
+                    text += ", the default"         # no dtype= written: the library's default dtype
+                    facts.setdefault("assumed", []).append(f"{x.label}: no dtype given, the library default")
+                shown.append(text)
+            return [Hit(second[0].node, {"a": first[0].label, "va": shown[0], "b": second[0].label,
+                                         "vb": shown[1]}, facts, 0.85, more=[first[0].node])]
     return []
 
 
@@ -227,7 +254,7 @@ def setting_between_sides(s: Script, params) -> list[Hit]:
         after = {x.fn for x in s.sides if getattr(x.node, "lineno", 0) > line}
         # a function timed only before the change and another only after it: one side got the setting
         if before and after and (before - after) and (after - before):
-            hits.append(Hit(n, {"setting": s.src.segment(n)[:60]}, {"setting": target, "line": line}, 0.85))
+            hits.append(Hit(n, {"setting": segment(s.src, n)[:60]}, {"setting": target, "line": line}, 0.85))
     return hits
 
 
@@ -244,7 +271,7 @@ def compiled_one_side(s: Script, params) -> list[Hit]:
                                    for d in fn.decorator_list))
         (comp if is_c else plain).append(side)
     if comp and plain:
-        return [Hit(comp[0].node, {"compiled": comp[0].fn[:30], "eager": plain[0].fn[:30]}, {}, 0.5)]
+        return [Hit(comp[0].node, {"compiled": comp[0].label, "eager": plain[0].label}, {}, 0.5)]
     return []
 
 
@@ -287,13 +314,16 @@ def out_buffer_one_side(s: Script, params) -> list[Hit]:
     without = [x for x in s.sides if not (kws & set(x.kwargs))]
     if with_out and without:
         side = with_out[0]
-        return [Hit(side.node, {"a": side.fn[:30], "b": without[0].fn[:30]}, {}, 0.6)]
+        return [Hit(side.node, {"a": side.label, "b": without[0].label}, {}, 0.6)]
     return []
 
 
 @check
 def cache_resident_loop(s: Script, params) -> list[Hit]:
-    l2 = float(params.get("l2_bytes") or params.get("default_l2_mb", 50) * 1e6)
+    named = params.get("l2_bytes")          # --device: the reviewer names the GPU the script runs on
+    l2 = float(named or params.get("default_l2_mb", 50) * 1e6)
+    where = f"the named device's {l2 / 1e6:g} MB L2" if named else (
+        f"a {l2 / 1e6:g} MB L2 ({params.get('default_l2_device', 'a common GPU')}'s, assumed)")
     flush_words = tuple(params.get("flush_words", ()))
     hits = []
     for r in s.regions:
@@ -302,13 +332,18 @@ def cache_resident_loop(s: Script, params) -> list[Hit]:
         sides = [x for x in s.sides if x.region is r]
         if not sides:
             continue
+        if not (r.kind == "event" or s.launches_gpu_work(r)):
+            # no sign the work runs on a GPU: a GPU's L2 says nothing about it. Only where the reviewer
+            # names a device and the inputs' device is unknown (not made on the CPU) is its L2 used.
+            if not named or any(s.describe(a, x.scope).device == "cpu" for x in sides for a in x.args):
+                continue
         loop = s.enclosing(r.start, (ast.For, ast.While)) if r.kind in ("host", "event") else None
         scope_nodes = [loop] if loop is not None else r.body
         flushed = False
         for st in scope_nodes:
             for c in ast.walk(st):
                 if isinstance(c, ast.Call):
-                    text = (s.name(c) or s.src.segment(c)).lower()
+                    text = (s.name(c) or segment(s.src, c)).lower()
                     if any(w in text for w in flush_words):
                         flushed = True
                     if method_of(c.func) in ("zero_", "fill_", "random_", "normal_", "uniform_"):
@@ -325,9 +360,9 @@ def cache_resident_loop(s: Script, params) -> list[Hit]:
                 if t.ctor or t.shape:
                     sizes.append(t.nbytes())
             if sizes and None not in sizes and sum(sizes) < l2:
-                hits.append(Hit(side.node, {"mb": f"{sum(sizes) / 1e6:.3g}", "l2": f"{l2 / 1e6:g}",
-                                            "fn": side.fn[:30]}, {"working_set_bytes": sum(sizes), "l2_bytes": l2},
-                                0.6))
+                hits.append(Hit(side.node, {"mb": f"{sum(sizes) / 1e6:.3g}", "l2": where, "fn": side.label},
+                                {"working_set_bytes": sum(sizes), "l2_bytes": l2,
+                                 "l2_from": "--device" if named else "assumed (default_l2_mb)"}, 0.6))
                 break
     return hits
 
@@ -341,14 +376,43 @@ def few_repetitions(s: Script, params) -> list[Hit]:
             continue
         if not (r.kind in ("host", "event", "timeit") and (s.work_calls(r) or r.kind == "timeit")):
             continue
-        if not _device_timing(s, r):
+        if not _array_timing(s, r):
             continue
         if r.reps_known and r.reps is not None and r.reps < least:
-            if any(o is not r and o.scope is r.scope and o.line > r.end_line for o in s.regions):
+            if any(o is not r and o.scope is r.scope and o.line > r.end_line for o in s.regions) \
+                    and not _reported(s, r, params):
                 continue        # a short first pass that estimates the run time before the real loop
             what = "a single measurement" if r.reps == 1 else f"{r.reps} repetitions"
             hits.append(Hit(r.start, {"what": what, "least": least}, {"reps": r.reps}, 0.7, r.stop))
     return hits
+
+
+def _reported(s: Script, r, params) -> bool:
+    """Whether the time a region measures is reported (printed, returned, written, put in a ratio that
+    is printed) rather than used to size the real loop (`n = int(100 / estimate)`): a cold single pass
+    before the loop is an estimate only if nothing reports it."""
+    stop = r.stop
+    if not isinstance(stop, ast.Assign):
+        return False
+    names = {t.id for t in stop.targets if isinstance(t, ast.Name)}
+    sizing = set(params.get("sizing_calls", ()))
+    for n in s.nodes:
+        if not (isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)) or n.lineno <= stop.lineno:
+            continue
+        if s.scope_of(n) is not r.scope:
+            continue
+        p = s.parents.get(n)
+        while p is not None and not isinstance(p, ast.stmt):
+            if isinstance(p, ast.Call) and s.name(p) in sizing:
+                break           # sizes the measurement: an estimate
+            if isinstance(p, ast.JoinedStr) or (isinstance(p, ast.Call) and s.name(p) in ("print", "json.dump",
+                                                                                          "json.dumps")):
+                return True
+            p = s.parents.get(p)
+        else:
+            if isinstance(p, ast.Return):
+                return True
+    return False
 
 
 def _aggregations(s: Script, params):
@@ -390,14 +454,14 @@ def min_against_central(s: Script, params) -> list[Hit]:
         b = kinds["best"][0]
         m = next((x for x in kinds["central"] if x[0] != b[0]), None)
         if m is not None:
-            return [Hit(b[1], {"a": b[0], "b": m[0], "fa": s.src.segment(b[1])[:30],
-                               "fb": s.src.segment(m[1])[:30]}, {}, 0.8)]
+            return [Hit(b[1], {"a": b[0], "b": m[0], "fa": segment(s.src, b[1])[:30],
+                               "fb": segment(s.src, m[1])[:30]}, {}, 0.8)]
     return []
 
 
 @check
 def no_spread(s: Script, params) -> list[Hit]:
-    timed = [r for r in s.regions if (s.work_calls(r) or r.kind != "host") and _device_timing(s, r)]
+    timed = [r for r in s.regions if (s.work_calls(r) or r.kind != "host") and _array_timing(s, r)]
     if not timed:
         return []
     spread = set(params.get("spread", ()))
@@ -419,8 +483,12 @@ def _harness_spread(s: Script, r, params) -> bool:
     if r.kind == "torch_timer":
         return True             # a Measurement carries (and prints) its median and IQR
     if r.kind == "do_bench":
-        if any(k.arg in ("quantiles", "return_mode") for k in c.keywords):
+        if any(k.arg == "quantiles" for k in c.keywords):
             return True
+        mode = next((k.value for k in c.keywords if k.arg == "return_mode"), None)
+        if mode is not None:
+            # return_mode="all" returns every time (a spread can be computed); "median"/"mean"/"min" one number
+            return not (isinstance(mode, ast.Constant) and mode.value in params.get("single_return_modes", ()))
         # older triton returned (median, p20, p80): `ms, lo, hi = do_bench(fn)`
         parent = s.parents.get(c)
         return isinstance(parent, ast.Assign) and any(isinstance(t, ast.Tuple) for t in parent.targets)
@@ -430,6 +498,10 @@ def _harness_spread(s: Script, r, params) -> bool:
 @check
 def distorting_mode(s: Script, params) -> list[Hit]:
     envs, calls, withs = set(params.get("env_vars", ())), set(params.get("calls", ())), set(params.get("contexts", ()))
+    if not s.uses_gpu:
+        # CUDA_LAUNCH_BLOCKING and the like change nothing in a script that runs no GPU work
+        gpu_only = set(params.get("gpu_only", ()))
+        envs, calls, withs = envs - gpu_only, calls - gpu_only, withs - gpu_only
     hits = []
     for n in s.nodes:
         if isinstance(n, ast.Assign):
@@ -444,7 +516,7 @@ def distorting_mode(s: Script, params) -> list[Hit]:
                     n.args[0], ast.Constant) and n.args[0].value in envs:
                 hits.append(Hit(n, {"what": f"{n.args[0].value} set"}, {"env": n.args[0].value}, 0.8))
             elif nm in calls and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False):
-                hits.append(Hit(n, {"what": s.src.segment(n)[:50]}, {"call": nm}, 0.8))
+                hits.append(Hit(n, {"what": segment(s.src, n)[:50]}, {"call": nm}, 0.8))
         elif isinstance(n, (ast.With, ast.AsyncWith)):
             for item in n.items:
                 ce = item.context_expr
@@ -459,9 +531,10 @@ def copy_in_one_side(s: Script, params) -> list[Hit]:
     names, methods = set(params.get("alloc_calls", ())), set(params.get("copy_methods", ()))
     per = []
     for r in s.regions:
-        if (not s.work_calls(r) and r.kind == "host") or not _device_timing(s, r):
+        if (not s.work_calls(r) and r.kind == "host") or not _array_timing(s, r):
             continue
-        found = [c for c in _calls_named(s, r.body, names, methods)]
+        mine = methods if _device_timing(s, r) else methods - set(params.get("free_on_cpu", ()))
+        found = [c for c in _calls_named(s, r.body, names, mine)]
         per.append((r, found))
     if len(per) < 2:
         return []
@@ -469,7 +542,7 @@ def copy_in_one_side(s: Script, params) -> list[Hit]:
     lack = [r for r, f in per if not f]
     if have and lack:
         r, f = have[0]
-        return [Hit(f[0], {"what": s.src.segment(f[0])[:50]}, {"calls": [s.src.segment(x)[:50] for x in f]}, 0.6)]
+        return [Hit(f[0], {"what": segment(s.src, f[0])[:50]}, {"calls": [segment(s.src, x)[:50] for x in f]}, 0.6)]
     return []
 
 

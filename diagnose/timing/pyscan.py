@@ -54,6 +54,23 @@ def name_of(src: PySource, func) -> str:
     return (src.resolve(d) or "") if d else ""
 
 
+def segment(src: PySource, node) -> str:
+    """The source text of a node, from the file's lines (ast.get_source_segment re-splits the whole file
+    on every call: that cost most of the read on large files)."""
+    try:
+        l0, l1, c0, c1 = node.lineno, node.end_lineno, node.col_offset, node.end_col_offset
+    except AttributeError:
+        return ""
+    if l1 is None or c1 is None:
+        return ""
+    if l0 == l1:
+        return src.line(l0).encode("utf-8")[c0:c1].decode("utf-8", "replace")
+    parts = [src.line(l0).encode("utf-8")[c0:].decode("utf-8", "replace")]
+    parts += [src.line(n) for n in range(l0 + 1, l1)]
+    parts.append(src.line(l1).encode("utf-8")[:c1].decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
 def method_of(func) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
@@ -98,6 +115,13 @@ class Side:
     node: ast.AST                    # the call (or call site of the bench helper)
     region: Region
     scope: ast.AST                   # where its argument names are resolved
+    shown: str = ""                  # the call as the script writes it: `reference(x.double(), s)`
+
+    @property
+    def label(self) -> str:
+        """What a reviewer reads: the call as written (not a resolved module path), at most 40 characters."""
+        text = " ".join((self.shown or self.fn).split())
+        return text if len(text) <= 40 else text[:39] + "…"
 
 
 @dataclass
@@ -109,6 +133,7 @@ class Tensor:
     layout: str | None = None        # transposed | channels_last | None
     trivial: str | None = None       # zeros | ones | constant | empty | sorted
     node: ast.AST | None = None
+    dtype_default: bool = False      # dtype is the library's default (no dtype= given), not written
 
     def nbytes(self) -> int | None:
         if self.shape is None:
@@ -161,6 +186,10 @@ class Script:
         tops = {i.split(".")[0] for i in imports}
         self.uses_gpu = bool(tops & {"triton", "jax", "cupy", "pycuda", "numba", "tensorflow", "cuda"}) or (
             "torch" in tops and ("cuda" in text or "xpu" in text or "mps" in text))
+        setters = set(params.get("default_dtype_setters", ()))
+        self.default_dtype_changed = any(n in setters for n in self.calls_by_name)
+        self.default_device_changed = any(n in set(params.get("default_device_setters", ()))
+                                          for n in self.calls_by_name)
         self.regions = self._regions()
         self.sides = self._sides()
 
@@ -419,7 +448,7 @@ class Script:
         sides = []
         for r in self.regions:
             for c in self.work_calls(r):
-                fn = name_of(self.src, c.func) or self.src.segment(c.func)
+                fn = name_of(self.src, c.func) or segment(self.src, c.func)
                 params = _params(r.scope) if isinstance(r.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
                 base = fn.split(".")[0]
                 if base in params and isinstance(r.scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -431,10 +460,20 @@ class Script:
                             continue
                         rest = [v for k, v in bound.items() if k != base and not k.startswith("*")]
                         star = bound.get("*args") or []
-                        sides.append(Side(self.src.segment(target) or "?", rest + list(star), {}, site, r,
-                                          self.scope_of(site)))
+                        if isinstance(target, ast.Lambda) and not _params(target) and isinstance(target.body,
+                                                                                                  ast.Call):
+                            # bench(lambda: softmax(x)): the side is the call the lambda makes
+                            inner = target.body
+                            sides.append(Side(name_of(self.src, inner.func) or segment(self.src, inner.func),
+                                              list(inner.args), {k.arg: k.value for k in inner.keywords if k.arg},
+                                              site, r, self.scope_of(site), segment(self.src, inner)))
+                            continue
+                        label = segment(self.src, target) or "?"
+                        shown = f"{label}({', '.join(segment(self.src, a) for a in rest + list(star))})"
+                        sides.append(Side(label, rest + list(star), {}, site, r, self.scope_of(site), shown))
                 else:
-                    sides.append(Side(fn, list(c.args), {k.arg: k.value for k in c.keywords if k.arg}, c, r, r.scope))
+                    sides.append(Side(fn, list(c.args), {k.arg: k.value for k in c.keywords if k.arg}, c, r, r.scope,
+                                      segment(self.src, c)))
         return sides
 
     # ------------------------------------------------------------------ GPU evidence
@@ -446,9 +485,10 @@ class Script:
 
     def launches_gpu_work(self, r: Region, depth: int = 0) -> bool:
         """Whether a region's work is evidently device work: device tensors as arguments, a kernel
-        launch (`kernel[grid](...)`, a jit/compiled function), a module moved to the device, or a local
-        function that does one of these. Host work (compiling, file I/O, logging) gives False."""
-        jit = set(self.params.get("jit_decorators", ())) | set(self.params.get("jit_wrappers", ()))
+        launch (`kernel[grid](...)`, a function of a GPU compiler: triton.jit, numba.cuda.jit), a module
+        moved to the device, or a local function that does one of these. Host work (compiling, file I/O, logging) gives False."""
+        # only a GPU compiler is evidence by itself: torch.compile, jax.jit and numba.jit also run on the CPU
+        jit = set(self.params.get("gpu_jit", ()))
         calls = self.work_calls(r) if depth == 0 else r
         for c in calls:
             if isinstance(c.func, ast.Subscript):
@@ -518,13 +558,26 @@ class Script:
             t = Tensor(ctor=nm, node=expr)
             t.dtype = self._dtype(_kw(expr, "dtype"), scope)
             dev = _kw(expr, "device")
-            t.device = self._device(dev, scope) if dev is not None else ("cpu" if "torch" in nm else None)
+            lib = self._library(nm)
+            t.device = self._device(dev, scope) if dev is not None else (
+                "cpu" if lib == "numpy" or (lib == "torch" and not self.default_device_changed) else None)
             if short.endswith("_like") and expr.args:
                 base = self.describe(expr.args[0], scope, depth + 1)
                 t.shape, t.dtype = base.shape, t.dtype or base.dtype
+                t.dtype_default = base.dtype_default and not _kw(expr, "dtype")
                 t.device = self._device(dev, scope) if dev is not None else base.device
             else:
                 t.shape = self._shape(expr, short, scope)
+                # numpy/cupy take the dtype positionally too: zeros(shape, dtype), linspace(a, b, n, ep, rs, dtype)
+                at = {"zeros": 1, "ones": 1, "empty": 1, "linspace": 5}.get(short) if lib in ("numpy", "cupy") else None
+                positional = at is not None and len(expr.args) > at
+                if positional and t.dtype is None:
+                    t.dtype = self._dtype(expr.args[at], scope)
+                if t.dtype is None and _kw(expr, "dtype") is None and not positional \
+                        and short in p.get("float_ctors", ()) and not self.default_dtype_changed:
+                    # torch.zeros(n) is float32 and numpy.zeros(n) float64 unless the script changes the default
+                    t.dtype = p.get("default_float", {}).get(lib)
+                    t.dtype_default = t.dtype is not None
             if short in p.get("zero_ctors", ()):
                 t.trivial = "zeros"
             elif short in p.get("one_ctors", ()):
@@ -538,6 +591,9 @@ class Script:
             return t
         if meth:
             base = self.describe(expr.func.value, scope, depth + 1)
+            was = (base.dtype, base.dtype_default)
+            if meth in ("half", "bfloat16", "float", "double", "to", "type", "astype"):
+                base.dtype_default = False      # a dtype written by the script (restored below if .to() names none)
             if meth in ("half",):
                 base.dtype = "fp16"
             elif meth in ("bfloat16",):
@@ -570,6 +626,8 @@ class Script:
                         base.device = dv
                     if "channels_last" in (dotted(a) or ""):
                         base.layout = "channels_last"
+                if base.dtype == was[0]:
+                    base.dtype_default = was[1]
             elif meth in ("sort",):
                 base.trivial = "sorted"
             elif meth in ("zero_",):
@@ -588,6 +646,11 @@ class Script:
                 and expr.args:
             return self.describe(expr.args[0], scope, depth + 1)
         return Tensor()
+
+    @staticmethod
+    def _library(name: str) -> str:
+        top = name.split(".")[0]
+        return {"np": "numpy", "cp": "cupy", "jnp": "jax"}.get(top, top)
 
     def _dtype(self, node, scope) -> str | None:
         if node is None:
