@@ -323,3 +323,16 @@ async def test_store_writes_run_off_the_ui_thread_in_order(tmp_path, monkeypatch
     assert calls == ["confirmed", "not-a-failure", "undo"]
     assert threading.get_ident() not in threads and threads
     assert list(_verdicts(db).values()).count("confirmed") == 1
+
+
+@sync
+async def test_writes_still_queued_at_quit_are_made(tmp_path):
+    from tui.writes import Job
+
+    db = make_session(tmp_path, extra=2)
+    app = TriageApp(db, reviewer="late")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        tid = app.tasks.visible[0].id
+        app.writer.submit(Job("verdict", [tid], {"verdict": "needs-rerun"}))   # queued, no worker started yet
+    assert list(_verdicts(db).values()).count("needs-rerun") == 1

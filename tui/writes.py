@@ -76,7 +76,10 @@ class Writer:
                 post(self._run(job))
 
     def close(self) -> None:
+        """At quit: the writes still queued are made (a verdict pressed just before q is not lost)."""
         with self.lock:
+            while self.jobs:
+                self._run(self.jobs.popleft())
             if self._store is not None:
                 self._store.close()
                 self._store = None
