@@ -18,6 +18,8 @@ $(VENV)/.dev: $(VENV)/.base
 	# triton (pinned to the version the corpus logs were produced with) lets the tests regenerate a
 	# Triton compile error for real; optional like torch.
 	$(PIP) install triton==3.9.0 || echo "triton 3.9.0 not installable here: Triton regeneration tests will skip"
+	# dask + distributed (the `cluster` extra) so the loopback cluster tests run; optional like torch.
+	$(PIP) install -e '.[cluster]' || echo "dask/distributed not installable here: the cluster tests will skip"
 	touch $@
 
 venv: $(VENV)/.base

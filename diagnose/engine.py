@@ -5,6 +5,7 @@ and applies `fusion.fuse` when an environment snapshot is available.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -110,7 +111,8 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     benign = [m for m in active if m.signature.role == "benign"]
     failures = [m for m in active if m.signature.role != "benign"]
     if benign:
-        failures = [f for f in failures if not _excused(f.line, benign)]
+        benign_lines = sorted(b.line for b in benign)
+        failures = [f for f in failures if not _excused(f.line, benign_lines)]
 
     if not failures:
         return _no_signature(d, scan, matches, benign)
@@ -226,8 +228,10 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
                      "lines, not a recognised message: confirm it by reading the root line.")
 
 
-def _excused(line: int, benign: list[Match]) -> bool:
-    return any(b.line - BENIGN_REACH <= line <= b.line + 5 for b in benign)
+def _excused(line: int, benign_lines: list[int]) -> bool:
+    """A benign line at most BENIGN_REACH lines after `line`, or 5 before it (`benign_lines` sorted)."""
+    i = bisect.bisect_left(benign_lines, line - 5)
+    return i < len(benign_lines) and benign_lines[i] <= line + BENIGN_REACH
 
 
 def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: list[Match]) -> Diagnosis:
@@ -235,8 +239,9 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
     (an exception, an error or E/F-level line, an assertion, a fatal signal, a non-zero exit) that no
     benign signature excuses makes the log `unknown` (with a wording guess), never `none`."""
     # generic error lines around a handled fallback belong to it, like the failures it excuses
+    benign_lines = sorted(b.line for b in benign)
     hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None
-             and not _excused(h[1], benign)]
+             and not _excused(h[1], benign_lines)]
     d.chain = _chain(None, matches)
     if scan.error and not scan.bytes:
         d.family, d.confidence, d.title = "unknown", 0.0, "input could not be read"
@@ -433,19 +438,32 @@ def _unexplained(d: Diagnosis) -> bool:
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     from signatures.normalise import normalise_chunk
+    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines
 
-    lines = normalise_chunk(data).split(b"\n")
+    buf = normalise_chunk(data)
+    hot = error_lines(buf)
+    if not hot:
+        return []
     pairs: list[tuple[int, bytes]] = []
-    for i in range(len(lines) - 1):
-        a = lines[i].rstrip(b"\r").rstrip()
-        b = strip_prefix(lines[i + 1].rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
-        if len(a) < 20 or not b:
+    for i, first, second in candidate_pairs(buf, hot):
+        a = first.rstrip(b"\r").rstrip()
+        if len(a) < MIN_FIRST:
+            continue
+        b = strip_prefix(second.rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
+        if not b:
             continue
         pairs.append((i, a + b))
         pairs.append((i, a + b" " + b))
     if not pairs:
         return []
-    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n")
+    # only signatures that could add something: not generic hints, not benign, not already matched
+    owners = matcher.owners
+
+    def wanted(pid: int) -> bool:
+        sig = owners[pid][1]
+        return sig is not None and sig.role != "benign" and sig.id not in seen_ids
+
+    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n", wanted)
     out, taken = [], set()
     for m in scan.matches:
         i = pairs[m.line - 1][0]

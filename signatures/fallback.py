@@ -1,7 +1,10 @@
 """A low-confidence family guess from the wording, for failures no signature explains.
 
-The table is data (signatures/fallback.toml); this module only scores lines against it, with re2
-(linear time) on the handful of evidence lines of an unexplained log.
+The table is data (signatures/fallback.toml); this module only scores lines against it. Every word of
+every family sits in one hyperscan database (case-insensitive): one scan per evidence line says which
+words occur, and re2 runs only for those, to report the wording that decided. Lines with non-ASCII
+text (where hyperscan's byte-wise `.` and case folding could differ from re2's) and words hyperscan
+cannot compile are read with re2 alone. Linear time either way; no Python `re` on log text.
 """
 from __future__ import annotations
 
@@ -23,34 +26,95 @@ class Guess:
     words: tuple[str, ...]      # the wording that decided it
 
 
-_table: list | None = None
+@dataclass
+class _Table:
+    rows: list            # (family, origin, fix, [(word id, re2 regex)])
+    words: list[str]      # word id -> re2 source
+    scan: object          # bytes -> set of word ids present; None without hyperscan
+    re2_only: frozenset   # word ids hyperscan could not compile: always asked of re2
 
 
-def _load() -> list:
+_table: _Table | None = None
+
+
+def _load() -> _Table:
     global _table
     if _table is None:
         import re2
 
         data = tomllib.loads(TABLE.read_text(encoding="utf-8"))
-        table = []
+        rows, words = [], []
         for row in data["family"]:
             if row["name"] not in FAMILIES or row["origin"] not in ORIGINS:
                 raise ValueError(f"{TABLE}: family {row['name']!r} / origin {row['origin']!r} not in the taxonomy")
-            table.append((row["name"], row["origin"], row["fix"],
-                          [re2.compile("(?i)" + w) for w in row["words"]]))
-        _table = table
+            ids = []
+            for w in row["words"]:
+                ids.append((len(words), re2.compile("(?i)" + w)))
+                words.append(w)
+            rows.append((row["name"], row["origin"], row["fix"], ids))
+        scan, re2_only = _word_scanner(words)
+        _table = _Table(rows, words, scan, re2_only)
     return _table
+
+
+def _word_scanner(words: list[str]):
+    """(scan function over bytes -> word ids present, ids left to re2), or (None, all ids) without hyperscan."""
+    try:
+        import hyperscan
+    except ImportError:
+        return None, frozenset(range(len(words)))
+    from signatures import cache
+
+    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
+    def compiles(ids: list[int]) -> bool:
+        try:
+            hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
+                expressions=[words[i].encode() for i in ids], ids=ids, elements=len(ids), flags=[flags] * len(ids))
+            return True
+        except hyperscan.error:
+            return False
+
+    everything = list(range(len(words)))
+    if compiles(everything):     # the usual case: one compile, not one per word
+        ok, bad = everything, []
+    else:
+        ok = [i for i in everything if compiles([i])]
+        bad = [i for i in everything if i not in ok]
+    exprs = [words[i].encode() for i in ok]
+
+    def build():
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=ok, elements=len(ok), flags=[flags] * len(ok))
+        return db
+
+    db = cache.cached_hyperscan("fallback-words", [repr(flags).encode()] + exprs, build)
+
+    def scan(data: bytes) -> set[int]:
+        hits: set[int] = set()
+        db.scan(data, match_event_handler=lambda i, f, t, fl, ctx: hits.add(i))
+        return hits
+
+    return scan, frozenset(bad)
 
 
 def guess(lines: list[tuple[str, float]]) -> Guess | None:
     """The family whose words weigh most in `lines` ((text, weight) pairs); None when no word hits.
 
     Ties go to the family listed first in the table (the more specific ones come first)."""
+    table = _load()
+    present: list[set[int] | None] = []      # per line: the word ids hyperscan saw (None: ask re2 of all)
+    for text, _ in lines:
+        if table.scan is not None and text.isascii():
+            present.append(table.scan(text.encode()) | table.re2_only)
+        else:
+            present.append(None)
     best: Guess | None = None
-    for name, origin, fix, regexes in _load():
+    for name, origin, fix, regexes in table.rows:
         score, words = 0.0, []
-        for text, weight in lines:
-            for rx in regexes:
+        for (text, weight), hits in zip(lines, present):
+            for wid, rx in regexes:
+                if hits is not None and wid not in hits:
+                    continue
                 m = rx.search(text)
                 if m:
                     score += weight

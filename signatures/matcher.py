@@ -34,8 +34,10 @@ CHUNK = 8 << 20          # bytes read at a time
 MAX_LINE = 16 << 20      # a "line" longer than this is cut (a 100 MB line with no newline)
 MAX_PER_PATTERN = 20     # evidence kept per pattern per chunk
 MAX_TEXT = 2000          # characters of a line kept for display
+MAX_FACT = 4000          # bytes of a named group kept (a fact is a size, a name, a shape: never this long)
+FILE_KEEP = 100          # matches of one signature pattern kept from the start of a big log, and from its end
 SMALL_FILE = 1 << 20     # files smaller than this are scanned together (scan_many)
-TOGETHER_MIN = 1 << 20   # chunks this big locate all their gated patterns in one joint scan
+TOGETHER_MIN = 1 << 20   # a chunk this big locates its gated patterns with the joint database
 GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patterns' second phase
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
@@ -191,6 +193,92 @@ def _cached_db(key_parts: list[bytes], build):
     return cache.cached_hyperscan(key_parts[0].decode("ascii", "replace"), list(key_parts[1:]), build)
 
 
+def _anchored(p: bytes) -> bool:
+    """A `^` or `$` outside a character class (a line anchor, in multiline mode)."""
+    in_class = escaped = False
+    for ch in p.decode("ascii", "replace"):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "^$":
+            return True
+    return False
+
+
+def _joint_db(raw: list[bytes]):
+    """(one hyperscan database of every pattern it compiles whole, the ids in it).
+
+    Left out: non-ASCII patterns (bytes mode would split a non-ASCII class into bytes: they are gated
+    and scanned alone), and patterns with a line anchor (see _anchored_db): hyperscan 0.9.1 drops
+    matches when such patterns share a database, `^\\s*File "..."` beside `^\\s*device='...'` lost
+    a traceback frame it finds alone (tests/test_matcher_scale.py holds the joint and single scans equal)."""
+    import hyperscan as hs
+
+    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+
+    def compiles(p: bytes) -> bool:
+        try:
+            hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[p], ids=[0], elements=1, flags=[flags])
+            return True
+        except hs.error:
+            return False
+
+    candidates = [pid for pid, p in enumerate(raw) if p.isascii() and not _anchored(p)]
+    return _joint_of(raw, candidates, flags, "joint", compiles)
+
+
+def _joint_of(raw: list[bytes], candidates: list[int], flags: int, kind: str, compiles):
+    """(database, ids) of the candidates: compiled together at once (the usual case: one compile,
+    cached), or, when one of them is refused, of those that compile alone."""
+    import hyperscan as hs
+
+    def build(ids):
+        def run():
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=[raw[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
+            return db
+        return run
+
+    def key(ids):
+        return [repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids]
+
+    if not candidates:
+        return None, frozenset()
+    try:
+        return cache.cached_hyperscan(kind, key(candidates), build(candidates)), frozenset(candidates)
+    except hs.error:
+        ids = cache.cached_json(kind + "-ids", key(candidates),
+                                lambda: [i for i in candidates if compiles(raw[i])])
+        if not ids:
+            return None, frozenset()
+        return cache.cached_hyperscan(kind, key(ids), build(ids)), frozenset(ids)
+
+
+def _anchored_db(raw: list[bytes], candidates: list[int]):
+    """(a second joint database for the anchored ASCII patterns, the ids in it), or (None, empty).
+
+    Compiled with HS_FLAG_SOM_LEFTMOST, which does not lose the match that the plain mode drops
+    (same lines as one scan per pattern on the corpus and fixture logs, at a third of the cost);
+    a pattern too large for start-of-match tracking stays out."""
+    import hyperscan as hs
+
+    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY | hs.HS_FLAG_SOM_LEFTMOST
+
+    def compiles(p: bytes) -> bool:
+        try:
+            hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[p], ids=[0], elements=1, flags=[flags])
+            return True
+        except hs.error:
+            return False
+
+    return _joint_of(raw, candidates, flags, "joint-anchored", compiles)
+
+
 class Matcher:
     def __init__(self, signatures: list[Signature]):
         import re2
@@ -212,8 +300,18 @@ class Matcher:
         hint_ids = frozenset(i for i, (kind, sig) in enumerate(self.owners) if sig is None)
         self.gate, self.gate_exprs = _make_gate(raw, hint_ids)
         self._singles: dict = {}
-        self._together: dict = {}
         self._hs = getattr(self.gate, "_hs", None)
+        self._joint = self._anchored = self._rest_gate = None
+        self.in_joint: frozenset[int] = frozenset()
+        self.in_anchored: frozenset[int] = frozenset()
+        if self._hs is not None:
+            self._joint, self.in_joint = _joint_db(raw)
+            self._anchored, self.in_anchored = _anchored_db(
+                raw, [pid for pid in range(len(raw)) if pid not in self.in_joint and raw[pid].isascii()])
+            rest = [pid for pid in range(len(raw)) if pid not in self.in_joint and pid not in self.in_anchored]
+            group = [(e, f, pid) for pid in rest for e, f in self.gate_exprs[pid]]
+            self._rest_gate = _HyperscanGate([e for e, _, _ in group], [f for _, f, _ in group],
+                                             [pid for _, _, pid in group]) if group else (lambda buf: set())
 
     # -- reading ------------------------------------------------------------------------------
     @staticmethod
@@ -299,19 +397,29 @@ class Matcher:
                             else f"{what}: {e}")
         return result
 
-    def scan_bytes(self, data: bytes) -> ScanResult:
+    def scan_bytes(self, data: bytes, wanted=None) -> ScanResult:
+        """scan_file for bytes; with `wanted` (pattern id -> bool), only the patterns it accepts."""
         result = ScanResult()
-        self.scan_stream(io.BytesIO(data), result)
+        self.scan_stream(io.BytesIO(data), result, wanted=wanted)
         return result
 
-    def scan_stream(self, f, result: ScanResult, reread_path=None) -> None:
+    def scan_stream(self, f, result: ScanResult, reread_path=None, wanted=None) -> None:
         """Gate each chunk, then locate and read the hit lines.
 
         Line numbers need the newline count of every earlier chunk. Counting costs as much as the
         scan itself, so for a regular file it is deferred: only when a hit lies past the first chunk
         is the file read again up to that chunk. Streams that cannot be re-read are counted as they go.
         """
-        pending: list[tuple[int, int, str, int, object]] = []   # (chunk, line in chunk, text, pid, re2 match)
+        # Memory stays bounded whatever the size and the line lengths: an entry holds capped text and
+        # capped groups, never the line; generic hints keep the first and last TAIL_HINTS and the
+        # first OK_HINTS `ok` lines (all that _collect uses); a signature pattern keeps its first and
+        # last FILE_KEEP matches.
+        hint_head: list = []
+        hint_tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
+        ok_head: list = []
+        sig_head: dict[int, list] = collections.defaultdict(list)
+        sig_tail: dict[int, collections.deque] = {}
+        order = 0           # arrival order, so the kept matches come back in the order they were found
         counts: list[int] = []
         for idx, chunk in enumerate(self.chunks(f)):
             if idx == 0 and b"\0" in chunk[:8192]:
@@ -321,14 +429,38 @@ class Matcher:
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
             pids = self.gate(buf)
-            if len(pids) > 1 and len(buf) >= TOGETHER_MIN and self._hs is not None:
+            if wanted is not None:
+                pids = {p for p in pids if wanted(p)}
+            if len(pids) > 1 and len(buf) >= TOGETHER_MIN:    # a big chunk: the joint database, filtered
                 found = self._hit_lines_together(pids, buf)
             else:
                 for pid in pids:
                     found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
-            pending += self._confirm(buf, found, 0, idx)
+            for entry in self._confirm(buf, found, 0, idx):
+                pid = entry[3]
+                kind, sig = self.owners[pid]
+                if sig is None:
+                    if kind == "ok":
+                        if len(ok_head) < OK_HINTS:
+                            ok_head.append(entry)
+                    else:
+                        (hint_head if len(hint_head) < TAIL_HINTS else hint_tail).append(entry)
+                    continue
+                order += 1
+                head = sig_head[pid]
+                if len(head) < FILE_KEEP:
+                    head.append((order, entry))
+                else:
+                    tail = sig_tail.get(pid)
+                    if tail is None:
+                        tail = sig_tail[pid] = collections.deque(maxlen=FILE_KEEP)
+                    tail.append((order, entry))
             if reread_path is None:
                 counts.append(buf.count(b"\n"))
+        kept = sorted((e for h in sig_head.values() for e in h), key=lambda e: e[0])
+        if sig_tail:
+            kept = sorted(kept + [e for t in sig_tail.values() for e in t], key=lambda e: e[0])
+        pending = ok_head + hint_head + list(hint_tail) + [e for _, e in kept]
         need = max((p[0] for p in pending), default=0)
         if need > len(counts):
             counts = self._recount(reread_path, need)
@@ -340,33 +472,72 @@ class Matcher:
         self._collect(pending, base, result)
 
     def _confirm(self, buf: bytes, found: list[tuple[int, int, int]], origin: int, idx: int) -> list:
-        """re2 on each hit line (a segment of it, when \r redraws the line): (chunk, line, text, pid, match).
+        """re2 on each hit line (a segment of it, when \r redraws the line): (chunk, line, text, pid, groups).
 
         `found` holds (line start, line end, pattern id); line numbers count from offset `origin`.
+        Generic hints are confirmed lazily: only the first and the last TAIL_HINTS that hold, and the
+        first OK_HINTS `ok` lines (a hint between them can never be kept by _collect), so a long
+        traceback costs no re2 per frame.
         """
         found.sort()
+        owners = self.owners
+        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] != "ok"]
+        ok_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] == "ok"]
+        hint_ok: dict[int, tuple | None] = {}
+
+        def confirm_until(order, enough: int) -> None:
+            good = 0
+            for k in order:
+                if good >= enough:
+                    break
+                if k not in hint_ok:
+                    ls, le, pid = found[k]
+                    hint_ok[k] = self._read_line(buf[ls:le], pid)
+                good += hint_ok[k] is not None
+
+        # _collect keeps the first and last TAIL_HINTS failure hints and the first OK_HINTS `ok` lines
+        if len(hint_at) > 2 * TAIL_HINTS:
+            confirm_until(hint_at, TAIL_HINTS)
+            confirm_until(reversed(hint_at), TAIL_HINTS)
+        else:
+            confirm_until(hint_at, len(hint_at))
+        confirm_until(ok_at, OK_HINTS)
         pending = []
         n, pos = 0, origin
         kept: collections.Counter = collections.Counter()
-        for ls, le, pid in found:
-            if kept[pid] >= MAX_PER_PATTERN and self.owners[pid][1] is not None:
+        for k, (ls, le, pid) in enumerate(found):
+            sig = owners[pid][1]
+            if sig is None:
+                got = hint_ok.get(k)
+            else:
+                if kept[pid] >= MAX_PER_PATTERN:
+                    continue
+                got = self._read_line(buf[ls:le], pid)
+            if got is None:
                 continue
             n += buf.count(b"\n", pos, ls)
             pos = ls
-            line = buf[ls:le]
-            regex = self.regexes[pid]
-            m = None
-            # A \r inside a line is a progress bar redrawing it (or a CRLF end): match each segment.
-            for seg in (line.split(b"\r") if b"\r" in line else (line,)):
-                m = regex.search(seg)
-                if m is not None:
-                    line = seg
-                    break
-            if m is not None:
-                kept[pid] += 1
-                text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-                pending.append((idx, n + 1, text, pid, m))
+            kept[pid] += 1
+            pending.append((idx, n + 1, got[0], pid, got[1]))
         return pending
+
+    def _read_line(self, line: bytes, pid: int) -> tuple[str, dict | None] | None:
+        """(capped text, capped groups) when pattern `pid` holds on the line (on one of its \r
+        segments: a progress bar redrawing it, or a CRLF end); None when it does not."""
+        regex = self.regexes[pid]
+        m = None
+        for seg in (line.split(b"\r") if b"\r" in line else (line,)):
+            m = regex.search(seg)
+            if m is not None:
+                line = seg
+                break
+        if m is None:
+            return None
+        text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+        # the groups, capped, not the match object: it would keep the whole line alive
+        groups = None if self.owners[pid][1] is None else \
+            {k: v[:MAX_FACT] for k, v in m.groupdict().items() if v is not None}
+        return text, groups
 
     # -- many small files at once -------------------------------------------------------------
     def scan_many(self, paths: list[str]) -> list[ScanResult]:
@@ -431,7 +602,14 @@ class Matcher:
                 pos += 1
         buf = b"".join(parts)
         found: list[tuple[int, int, int]] = []
-        for pid in self.gate(buf):
+        if self._joint is not None:     # every line of every pattern in one scan (two); the rest gated
+            found = self._joint_lines(buf, None, None)
+            if self._anchored is not None:
+                found += self._joint_lines(buf, None, None, self._anchored)
+            pids = self._rest_gate(buf)
+        else:
+            pids = self.gate(buf)
+        for pid in pids:
             found += [(ls, le, pid) for ls, le in self._locate(pid, buf, 0, 1 << 30)]
         per_file: dict[int, list] = {}
         for hit in found:
@@ -444,7 +622,7 @@ class Matcher:
         tail: collections.deque = collections.deque(maxlen=TAIL_HINTS)
         ok: list = []                               # a few lines of normal progress are enough
         levels: dict[str, str | None] = {}          # several signatures often hit the same line
-        for idx, n, text, pid, m in pending:
+        for idx, n, text, pid, groups in pending:
             line_no = base[idx] + n
             kind, sig = self.owners[pid]
             if sig is None:
@@ -455,16 +633,17 @@ class Matcher:
                 (head if len(head) < TAIL_HINTS else tail).append((kind, line_no, text))
                 continue
             facts = {}
-            for name, value in m.groupdict().items():
-                if value is not None:
-                    name = name.decode() if isinstance(name, bytes) else name
-                    facts[name] = normalise_fact(name, value.decode("utf-8", "replace"))
+            for name, value in groups.items():
+                name = name.decode() if isinstance(name, bytes) else name
+                facts[name] = normalise_fact(name, value.decode("utf-8", "replace"))
             if not sig.in_warnings and text not in levels:
                 levels[text] = line_level(text)
             demoted = not sig.in_warnings and levels[text] is not None
             result.matches.append(Match(sig, line_no, text, facts, demoted))
         result.matches.sort(key=lambda m: m.line)
-        result.hints = sorted(set(head) | set(tail) | set(ok), key=lambda h: (h[1], h[0]))
+        # (line, kind, text): two hints of one kind on one line (the \r segments of a progress bar)
+        # came out in set order, which changes with the hash seed: the same log gave two outputs
+        result.hints = sorted(set(head) | set(tail) | set(ok), key=lambda h: (h[1], h[0], h[2]))
 
     def _recount(self, path, need: int) -> list[int]:
         counts = []
@@ -492,51 +671,59 @@ class Matcher:
         return lines
 
     def _hit_lines_together(self, pids: set[int], buf: bytes) -> list[tuple[int, int, int]]:
-        """_hit_lines for several patterns in one scan of a big chunk (a big log's noise wakes the
-        same patterns chunk after chunk: their joint database is compiled once and kept on disk)."""
-        whole = sorted(p for p in pids if self.raw[p].isascii())
-        found = [(ls, le, pid) for pid in pids if pid not in whole for ls, le in self._hit_lines(pid, buf)]
+        """_hit_lines for several patterns in one scan of a big chunk, with the joint database of all
+        patterns (one database whatever the gated set, so a varied big log compiles nothing)."""
+        whole = {p for p in pids if p in self.in_joint}
+        caps = {p: (TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in pids}
+        found = []
+        for pid in pids:
+            if pid in whole:
+                continue
+            if self._hs is not None and self.raw[pid].isascii():
+                # kept out of the joint database (a line anchor): scanned alone, same keep rule
+                lines = self._locate(pid, buf, 0, 1 << 30)
+                cap = caps[pid]
+                keep = lines[:cap] + (lines[cap:][-TAIL_HINTS * 10:] if self.owners[pid][1] is None else [])
+            else:
+                keep = self._hit_lines(pid, buf)
+            found += [(ls, le, pid) for ls, le in keep]
         if not whole:
             return found
-        hs = self._hs
-        flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+        return found + self._joint_lines(buf, whole, caps)
 
-        def build():
-            db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            db.compile(expressions=[self.raw[p] for p in whole], ids=list(range(len(whole))),
-                       elements=len(whole), flags=[flags] * len(whole))
-            return db
+    def _joint_lines(self, buf: bytes, only, caps, db=None) -> list[tuple[int, int, int]]:
+        """(line start, line end, pattern id) of every line where a pattern of the joint database
+        matches, one entry per pattern and line. With `caps`, a pattern keeps its first caps[pid]
+        lines and, for a generic hint, the last TAIL_HINTS * 10 more (the last traceback matters)."""
+        last_end: dict[int, int] = {}
+        head: dict[int, list] = collections.defaultdict(list)
+        tails: dict[int, collections.deque] = {}
+        hint = self.owners
 
-        key = tuple(whole)
-        db = self._together.get(key)
-        if db is None:
-            try:
-                db = cache.cached_hyperscan("together", [str(flags).encode()] + [self.raw[p] for p in whole], build)
-            except hs.error:         # one pattern too big for a joint database: one scan each
-                return found + [(ls, le, pid) for pid in whole for ls, le in self._hit_lines(pid, buf)]
-            if len(self._together) > 64:
-                self._together.clear()
-            self._together[key] = db
-        last_end = [-1] * len(whole)
-        head: list[list[tuple[int, int]]] = [[] for _ in whole]
-        tails = [collections.deque(maxlen=TAIL_HINTS * 10) for _ in whole]
-        caps = [(TAIL_HINTS if self.owners[p][1] is None else MAX_PER_PATTERN) * 10 for p in whole]
-
-        def on_match(i, _from, to, _flags, _ctx):
+        def on_match(pid, _from, to, _flags, _ctx):
+            if only is not None and pid not in only:
+                return False
             end = to - 1 if to > 0 else 0
-            if end <= last_end[i]:
+            if end <= last_end.get(pid, -1):
                 return False
             ls = buf.rfind(b"\n", 0, end) + 1
             le = buf.find(b"\n", end)
             le = len(buf) if le < 0 else le
-            last_end[i] = le
-            (head[i] if len(head[i]) < caps[i] else tails[i]).append((ls, le))
+            last_end[pid] = le
+            lines = head[pid]
+            if caps is None or len(lines) < caps[pid]:
+                lines.append((ls, le))
+            elif hint[pid][1] is None:
+                t = tails.get(pid)
+                if t is None:
+                    t = tails[pid] = collections.deque(maxlen=TAIL_HINTS * 10)
+                t.append((ls, le))
             return False
 
-        db.scan(buf, match_event_handler=on_match)
-        for i, pid in enumerate(whole):
-            keep = head[i] + (list(tails[i]) if self.owners[pid][1] is None else [])
-            found += [(ls, le, pid) for ls, le in keep]
+        (db or self._joint).scan(buf, match_event_handler=on_match)
+        found = [(ls, le, pid) for pid, lines in head.items() for ls, le in lines]
+        for pid, t in tails.items():
+            found += [(ls, le, pid) for ls, le in t]
         return found
 
     def _locate(self, pid: int, buf: bytes, start: int, limit: int) -> list[tuple[int, int]]:

@@ -72,9 +72,10 @@ def _fallback_words():
     # the wording fallback builds its table lazily; whatever shape the table has, its re2 regexes are found
     from signatures import fallback
 
-    load = getattr(fallback, "_load", None)
-    if load is not None:
-        yield from _regexes(load(), "signatures.fallback._load()")
+    table = fallback._load()
+    for family, _origin, _fix, words in table.rows:
+        for wid, rx in words:
+            yield f"signatures.fallback[{family}][{table.words[wid]!r}]", rx
 
 
 def _generic_hints():
@@ -190,3 +191,54 @@ def test_text_modules_do_not_use_python_re():
                     isinstance(node, ast.ImportFrom) and node.module == "re":
                 bad.append(f"{rel}:{node.lineno} imports re")
     assert not bad, "\n".join(bad)
+
+
+# -- hyperscan databases that read log text (the fast unexplained path) ------------------------------
+# hyperscan cannot backtrack, but Python runs per match: these check that the callbacks stay linear too.
+
+def _cpu_growth_problem(fn, make, n: int) -> str | None:
+    """growth_problem in CPU time of this process, best of 3 (on a shared machine wall time counts
+    the waits: a few ms of them read as growth at these sizes)."""
+    def best(arg):
+        times = []
+        for _ in range(3):
+            t = time.process_time()
+            fn(arg)
+            times.append(time.process_time() - t)
+        return min(times)
+
+    t1, t2 = best(make(n)), best(make(2 * n))
+    if t2 > WALL_S:
+        return f"{t2:.2f} s CPU on {2 * n} characters (bound {WALL_S} s)"
+    if t2 > 2 * FLOOR_S and t2 > GROWTH * t1:
+        return f"{t1 * 1e3:.1f} ms -> {t2 * 1e3:.1f} ms CPU when the input doubled"
+    return None
+
+
+def _scan_problem(fn, bait: str) -> str | None:
+    return _cpu_growth_problem(fn, lambda n: _bait(BAITS[bait], n, True), SIZE * 4)
+
+
+@pytest.mark.parametrize("bait", sorted(BAITS))
+def test_wrapped_line_error_words_are_linear(bait):
+    from signatures.wrapped import error_lines
+
+    assert _scan_problem(error_lines, bait) is None
+
+
+@pytest.mark.parametrize("bait", sorted(BAITS))
+def test_fallback_word_database_is_linear(bait):
+    from signatures.fallback import guess
+
+    # one evidence line, ASCII (hyperscan, then re2 for the words present) and non-ASCII (re2 for all)
+    assert _cpu_growth_problem(lambda t: guess([(t, 2.0)]), lambda n: _bait(BAITS[bait], n, False), SIZE) is None
+    assert _cpu_growth_problem(lambda t: guess([(t, 2.0)]), lambda n: "é" + _bait(BAITS[bait], n, False), SIZE) is None
+
+
+@pytest.mark.parametrize("bait", sorted(BAITS))
+def test_joint_databases_are_linear(bait):
+    from signatures.matcher import default_matcher
+
+    m = default_matcher()
+    assert _scan_problem(lambda b: m._joint_lines(b, None, None), bait) is None
+    assert _scan_problem(lambda b: m._joint_lines(b, None, None, m._anchored), bait) is None

@@ -13,6 +13,12 @@ def add_parser(sub):
     p.add_argument("--signatures", metavar="DIR", action="append", default=[],
                    help="extra signature files or directories (added to the shipped ones)")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--cluster", metavar="tcp://HOST:PORT",
+                   help="run the batch on a Dask distributed scheduler (extra `cluster`; docs/cluster.md)")
+    p.add_argument("--cluster-timeout", type=float, default=10, metavar="SECONDS",
+                   help="with --cluster: how long to try to reach the scheduler (default 10)")
+    p.add_argument("--send-bytes", action="store_true",
+                   help="with --cluster: send each file's bytes to the workers (no shared filesystem needed)")
     return p
 
 
@@ -94,16 +100,26 @@ def run(args: argparse.Namespace) -> int:
         batch.start_method()
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.send_bytes and not args.cluster:
+        raise UsageError("--send-bytes goes with --cluster tcp://HOST:PORT")
     snapshot = read_snapshot(args.env)
     output = _Output(args.output) if args.output else None     # before the batch: fail fast
     out = output.file if output else sys.stdout
+    render = report.jsonl_line if args.format == "jsonl" else None   # workers render the lines, in parallel
     try:
-        # the extra signatures, like the snapshot, reach the workers through the pool's initializer
-        if args.format == "jsonl":     # workers render the lines themselves, in parallel
-            results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=report.jsonl_line,
-                                     signature_dirs=args.signatures)
+        if args.cluster:
+            from diagnose import cluster
+
+            try:    # the snapshot and the extra signatures' text travel with every task
+                results = cluster.classify(cluster.scheduler_address(args.cluster), args.paths, snapshot=snapshot,
+                                           render=render, send_bytes=args.send_bytes,
+                                           extra_signatures=args.signatures, timeout=args.cluster_timeout)
+            except cluster.ClusterError as e:
+                raise UsageError(str(e)) from None
         else:
-            results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, signature_dirs=args.signatures)
+            # the extra signatures, like the snapshot, reach the workers through the pool's initializer
+            results = batch.classify(args.paths, jobs=args.jobs, snapshot=snapshot, render=render,
+                                     signature_dirs=args.signatures)
         if args.format == "jsonl":
             out.writelines(results)
         elif args.format == "csv":

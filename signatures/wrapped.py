@@ -1,0 +1,116 @@
+"""Hard-wrapped lines: which adjacent lines of a log are worth joining and matching again.
+
+Terminals and issue pastes cut long lines mid-word ("...ProcessGroupNCCL'" / "s watchdog got stuck").
+Joining every pair of lines and rescanning costs a buffer 3.6 times the log and Python per line; a
+failure message cut in two still has an error-looking word in one of its halves, so only the pairs
+that touch such a line are joined. One hyperscan scan (re2 where hyperscan has no wheel) finds those
+lines: linear time, no Python `re` on log text.
+"""
+from __future__ import annotations
+
+# Words of failure messages, matched case-insensitively anywhere in a line. A superset is cheap (a
+# few more pairs joined); a word missing here loses a rescue, so the list leans wide. Each half of
+# a cut message is tested, so a word cut by the wrap is usually whole in the other half's context.
+ERROR_WORDS: tuple[str, ...] = (
+    r"err", r"exception", r"fail", r"\bfault", r"segfault", r"fatal", r"abort", r"illegal", r"invalid",
+    r"cannot", r"can't", r"unable", r"could not", r"not found", r"no such", r"denied", r"out of",
+    r"exceed", r"too (?:many|much|large|small|old)", r"insufficient", r"unsupported", r"not supported",
+    r"mismatch", r"incompatible", r"expected", r"assert", r"timed? ?out", r"watchdog", r"\bhang",
+    r"\bhung\b", r"stuck", r"deadlock", r"killed", r"terminat", r"panic", r"traceback", r"segmentation",
+    r"core dump", r"unspecified", r"\bnan\b", r"kernel image", r"misaligned", r"overflow", r"allocat",
+    r"fallen off", r"\boom\b", r"\bxid\b", r"\becc\b", r"\bsig[a-z]{3,4}\b",
+)
+
+MIN_FIRST = 20      # a first half shorter than this is not a cut message (as before)
+
+_scanner = None
+
+
+def _error_lines_scanner():
+    """bytes -> the end offsets (the newline, or the end of the data) of the lines holding an error
+    word, in order, one per line."""
+    global _scanner
+    if _scanner is not None:
+        return _scanner
+    try:
+        import hyperscan
+    except ImportError:
+        hyperscan = None
+    words = b"(?:" + b"|".join(w.encode() for w in ERROR_WORDS) + b")"
+    if hyperscan is not None:
+        from signatures import cache
+
+        # One expression that runs to the line's end: hyperscan reports an (id, end) once, so a line
+        # costs one callback however many error words it holds (not one per word).
+        flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE
+        expr = words + rb"[^\n]*$"
+
+        def build():
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=[expr], ids=[0], elements=1, flags=[flags])
+            return db
+
+        db = cache.cached_hyperscan("wrapped-error-lines", [repr(flags).encode(), expr], build)
+
+        def scan(buf: bytes) -> list[int]:
+            ends: list[int] = []
+            db.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(to))
+            return ends
+    else:
+        import re2
+
+        rx = re2.compile(b"(?i)" + words)
+
+        def scan(buf: bytes) -> list[int]:
+            ends, pos = [], 0
+            while (m := rx.search(buf, pos)) is not None:
+                nl = buf.find(b"\n", m.end())
+                ends.append(len(buf) if nl < 0 else nl)
+                if nl < 0:
+                    break
+                pos = nl + 1
+            return ends
+    _scanner = scan
+    return scan
+
+
+def error_lines(buf: bytes) -> list[tuple[int, int, int]]:
+    """(0-based index, start, end) of the lines of `buf` that hold an error word, in order."""
+    out: list[tuple[int, int, int]] = []
+    n, pos, last = 0, 0, -1
+    for le in _error_lines_scanner()(buf):
+        if le <= last:
+            continue
+        last = le
+        ls = buf.rfind(b"\n", 0, le) + 1
+        n += buf.count(b"\n", pos, ls)
+        pos = ls
+        out.append((n, ls, le))
+    return out
+
+
+def candidate_pairs(buf: bytes, hot: list[tuple[int, int, int]]) -> list[tuple[int, bytes, bytes]]:
+    """(i, line i, line i+1) for the pairs of adjacent lines where either line is hot, in order;
+    no split of the whole log (a 4 MB log is a hundred thousand line objects)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for i, ls, le in hot:
+        spans[i] = (ls, le)
+    size = len(buf)
+    for i, ls, le in hot:            # neighbours of hot lines
+        if i - 1 not in spans and ls > 0:
+            ps = buf.rfind(b"\n", 0, ls - 1) + 1
+            spans[i - 1] = (ps, ls - 1)
+        if i + 1 not in spans and le < size:
+            ne = buf.find(b"\n", le + 1)
+            spans[i + 1] = (le + 1, size if ne < 0 else ne)
+    pairs = set()
+    for i, _, _ in hot:
+        if i - 1 in spans:
+            pairs.add(i - 1)
+        if i + 1 in spans:
+            pairs.add(i)
+    out = []
+    for i in sorted(pairs):
+        a, b = spans[i], spans[i + 1]
+        out.append((i, buf[a[0]:a[1]], buf[b[0]:b[1]]))
+    return out

@@ -1,0 +1,69 @@
+"""The matcher at scale: the joint database finds what the per-pattern scans found, a big log keeps a
+bounded set of matches, and a giant line is never kept whole."""
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("hyperscan")
+
+from signatures import matcher as M  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+IMA = b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
+OOM = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+
+
+@pytest.fixture(scope="module")
+def m():
+    return M.default_matcher()
+
+
+def test_joint_database_finds_the_lines_the_gate_and_single_scans_find(m):
+    logs = sorted((ROOT / "corpus" / "logs").glob("*.log")) + sorted((ROOT / "tests" / "fixtures" / "issues").glob("*.log"))
+    assert len(logs) > 500
+    checked = 0
+    for path in logs:
+        buf = M.normalise_chunk(path.read_bytes())
+        if b"\0" in buf[:8192]:
+            continue
+        old = {(ls, le, pid) for pid in m.gate(buf) for ls, le in m._locate(pid, buf, 0, 1 << 30)}
+        new = set(m._joint_lines(buf, None, None))
+        new |= set(m._joint_lines(buf, None, None, m._anchored))
+        new |= {(ls, le, pid) for pid in m._rest_gate(buf) for ls, le in m._locate(pid, buf, 0, 1 << 30)}
+        assert new == old, path.name
+        checked += bool(old)
+    assert checked > 500
+
+
+def test_a_big_log_keeps_the_first_and_last_matches_of_a_pattern(m, tmp_path, monkeypatch):
+    monkeypatch.setattr(M, "CHUNK", 64 << 10)      # many chunks from a small file
+    monkeypatch.setattr(M, "FILE_KEEP", 5)
+    noise = b"step 1 loss 0.5 lr 1e-4\n" * 2000
+    path = tmp_path / "big.log"
+    with open(path, "wb") as f:
+        for _ in range(40):
+            f.write(noise + OOM)
+        f.write(noise + IMA)
+    r = m.scan_file(path)
+    oom = [x for x in r.matches if x.signature.family == "oom"]
+    per_pattern: dict = {}
+    for x in oom:
+        per_pattern.setdefault(x.signature.id, []).append(x.line)
+    every = [(i + 1) * 2001 for i in range(40)]
+    for lines in per_pattern.values():
+        assert len(lines) <= 10
+        assert lines[:5] == every[:5] and lines[-5:] == every[-5:]
+    assert any(x.signature.family == "illegal-memory-access" and x.line == 41 * 2001 for x in r.matches)
+    assert len(r.hints) <= 2 * M.TAIL_HINTS
+
+
+def test_a_giant_line_is_kept_capped(m, tmp_path):
+    path = tmp_path / "one-line.log"
+    path.write_bytes(b"x" * (20 << 20) + b" " + OOM)          # one 20 MB line, then the failure on it
+    r = m.scan_file(path)
+    assert r.matches, "the failure at the end of a giant line is still found"
+    for x in r.matches:
+        assert len(x.text) <= M.MAX_TEXT
+        assert all(len(str(v)) <= M.MAX_FACT for v in x.facts.values())
+    for _kind, _line, text in r.hints:
+        assert len(text) <= M.MAX_TEXT
