@@ -1,8 +1,8 @@
 """The triage session: one SQLite file (WAL) holding tasks, their diagnoses and the reviewers' verdicts.
 
-This is the only module that touches the database. Ingestion is content-hashed and commits each
-task as its diagnosis arrives, so a re-run skips what is stored and a killed run loses nothing
-already written. Verdicts and notes are written at once, each in its own transaction, and every
+This is the only module that touches the database. Ingestion is content-hashed and commits the
+tasks in batches as their diagnoses arrive (at most INGEST_BATCH tasks or INGEST_FLUSH_S seconds
+in hand), so a re-run skips what is stored and a killed run loses at most the batch in hand. Verdicts and notes are written at once, each in its own transaction, and every
 change is also appended to a history table: nothing a reviewer saved is overwritten without trace.
 """
 from __future__ import annotations
@@ -112,7 +112,9 @@ def default_reviewer() -> str:
 
 
 class Store:
-    def __init__(self, path: str | os.PathLike, create: bool = True):
+    def __init__(self, path: str | os.PathLike, create: bool = True, threads: bool = False):
+        """`threads`: the connection may be used from another thread than its creator's (the caller
+        serialises its use: the TUI's writer holds a lock)."""
         self.path = str(path)
         p = Path(self.path)
         if not p.exists() and not create:
@@ -121,7 +123,8 @@ class Store:
             raise StoreError(f"{self.path}: is a directory; pass a database file with --db")
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
+                                      check_same_thread=not threads)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
@@ -173,24 +176,27 @@ class Store:
         with self.tx():
             self.db.execute("UPDATE tasks SET stat=? WHERE path=?", (stat, path))
 
+    _PUT = """INSERT INTO tasks (path, log, hash, stat, family, origin, signature, confidence, root_line,
+                                 root_text, error, diagnosis, findings, ingested_at)
+              VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+              ON CONFLICT(path) DO UPDATE SET log=excluded.log, hash=excluded.hash, stat=excluded.stat,
+                family=excluded.family, origin=excluded.origin, signature=excluded.signature,
+                confidence=excluded.confidence, root_line=excluded.root_line, root_text=excluded.root_text,
+                error=excluded.error, diagnosis=excluded.diagnosis, findings=excluded.findings,
+                ingested_at=excluded.ingested_at"""
+
     def put(self, path: str, log: str | None, content_hash: str, stat: str, d: Diagnosis,
             findings: list | None = None) -> int:
         """Insert or replace one task's diagnosis (its verdict, if any, is kept), committed at once."""
-        row = (path, log, content_hash, stat, d.family, d.origin, d.signature, float(d.confidence),
-               d.root.line if d.root else None, d.root.text if d.root else None, d.error,
-               json.dumps(d.to_json(), ensure_ascii=False, default=str),
-               json.dumps(findings or [], ensure_ascii=False, default=str), now())
         with self.tx():
-            self.db.execute(
-                """INSERT INTO tasks (path, log, hash, stat, family, origin, signature, confidence, root_line,
-                                      root_text, error, diagnosis, findings, ingested_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-                   ON CONFLICT(path) DO UPDATE SET log=excluded.log, hash=excluded.hash, stat=excluded.stat,
-                     family=excluded.family, origin=excluded.origin, signature=excluded.signature,
-                     confidence=excluded.confidence, root_line=excluded.root_line, root_text=excluded.root_text,
-                     error=excluded.error, diagnosis=excluded.diagnosis, findings=excluded.findings,
-                     ingested_at=excluded.ingested_at""", row)
+            self.db.execute(self._PUT, (path, log, content_hash, stat) + stored_fields(d, findings) + (now(),))
             return self.db.execute("SELECT id FROM tasks WHERE path=?", (path,)).fetchone()[0]
+
+    def put_many(self, rows: list[tuple]) -> None:
+        """Insert or replace many tasks in one transaction: (path, log, hash, stat, *stored_fields(d))."""
+        at = now()
+        with self.tx():
+            self.db.executemany(self._PUT, [tuple(r) + (at,) for r in rows])
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -399,6 +405,23 @@ def write_markdown(store: Store, out) -> None:
 
 # -- ingestion (reads files, classifies, writes through the Store) -----------------------------------
 
+INGEST_BATCH = 256        # tasks per transaction at ingestion; a killed run loses at most the batch in hand
+INGEST_FLUSH_S = 1.0      # ... or what arrived in the last second, whichever is less
+
+
+def stored_fields(d: Diagnosis, findings: list | None = None) -> tuple:
+    """The columns stored for a diagnosis, from family to findings (JSON rendered here: in a worker process
+    at ingestion)."""
+    return (d.family, d.origin, d.signature, float(d.confidence), d.root.line if d.root else None,
+            d.root.text if d.root else None, d.error, json.dumps(d.to_json(), ensure_ascii=False, default=str),
+            json.dumps(findings, ensure_ascii=False, default=str) if findings else "[]")
+
+
+def _stored_for_ingest(d: Diagnosis) -> tuple:
+    """Runs in the classify workers: a bundle's env.json findings read and everything rendered there."""
+    return stored_fields(d, bundle_findings(d.path) if os.path.isdir(d.path) else None)
+
+
 def task_files(task: str) -> tuple[str | None, list[Path]]:
     """The log to show and the files whose content identifies a task."""
     from diagnose.engine import bundle_log
@@ -497,14 +520,30 @@ def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None =
             continue
         todo[path] = (log, digest, stat, bool(old))
 
-    def on_result(d: Diagnosis) -> None:
-        log, digest, stat, existed = todo[d.path]
-        store.put(d.path, log, digest, stat, d, bundle_findings(d.path))
+    pending: list[tuple] = []
+    flushed = [time.monotonic()]
+
+    def flush() -> None:
+        if pending:
+            store.put_many(pending)
+            pending.clear()
+        flushed[0] = time.monotonic()
+
+    def on_result(item: tuple[str, tuple]) -> None:
+        path, fields = item
+        log, digest, stat, existed = todo[path]
+        pending.append((path, log, digest, stat) + fields)
         if existed:
             report.changed += 1
         else:
             report.added += 1
+        if len(pending) >= INGEST_BATCH or time.monotonic() - flushed[0] >= INGEST_FLUSH_S:
+            flush()
 
     if todo:
-        batch.classify(list(todo), jobs=jobs, snapshot=snapshot, progress=progress, on_result=on_result)
+        try:
+            batch.classify(list(todo), jobs=jobs, snapshot=snapshot, progress=progress, on_result=on_result,
+                           render=_stored_for_ingest)
+        finally:
+            flush()                   # an interrupted run keeps what arrived
     return report

@@ -69,15 +69,16 @@ def test_killed_ingestion_keeps_what_was_stored(tmp_path):
     logs = tmp_path / "logs"
     write_logs(logs, 30)
     db = tmp_path / "s.db"
-    # A run killed after the 10th result: each task is committed as it arrives, so 10 remain.
+    # A run killed after its 2nd batch of 5 results: each batch is committed as it fills, so 10 remain.
     code = (
         "import os, sys\n"
         "from diagnose import store as s\n"
-        "st = s.Store(sys.argv[1]); put = st.put; n = [0]\n"
-        "def dying_put(*a, **k):\n"
-        "    put(*a, **k); n[0] += 1\n"
+        "s.INGEST_BATCH = 5\n"
+        "st = s.Store(sys.argv[1]); put = st.put_many; n = [0]\n"
+        "def dying_put(rows):\n"
+        "    put(rows); n[0] += len(rows)\n"
         "    if n[0] == 10: os._exit(9)\n"
-        "st.put = dying_put\n"
+        "st.put_many = dying_put\n"
         "s.ingest(st, [sys.argv[2]], jobs=1, progress=False)\n")
     proc = subprocess.run([sys.executable, "-c", code, str(db), str(logs)])
     assert proc.returncode == 9

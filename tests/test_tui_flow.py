@@ -7,7 +7,7 @@ import sqlite3
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
-from test_tui_support import make_session  # noqa: E402
+from test_tui_support import make_session, settle  # noqa: E402
 
 from diagnose.model import Diagnosis, Line  # noqa: E402
 from diagnose.store import Store  # noqa: E402
@@ -40,28 +40,28 @@ async def test_cluster_tag_all_one_verdict_and_undo(tmp_path):
     db = make_session(tmp_path, extra=20)
     app = TriageApp(db, reviewer="bulk")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         t = app.tasks
         first_oom = next(i for i, r in enumerate(t.visible) if r.signature == "oom.torch-caching-allocator")
         app.screen.table.cursor = first_oom
         await pilot.press("g")                      # the cluster of this signature
         assert t.cluster == ("signature", "oom.torch-caching-allocator") and len(t.visible) == 10
         await pilot.press("A", "c")                 # tag all shown, one verdict: 3 keys for 10 tasks
-        await pilot.pause()
+        await settle(pilot)
         got = _verdicts(db)
         assert sum(v == "confirmed" for v in got.values()) == 10
         await pilot.press("z")                      # undo puts all ten back
-        await pilot.pause()
+        await settle(pilot)
         assert not any(_verdicts(db).values())
         await pilot.press("g")                      # g again: the whole family
         assert t.cluster == ("family", "oom")
         await pilot.press("g", "escape")
         assert t.cluster is None
         await pilot.press("space", "c")             # one task confirmed, then cleared
-        await pilot.pause()
+        await settle(pilot)
         assert sum(bool(v) for v in _verdicts(db).values()) == 1
         await pilot.press("up", "backspace")
-        await pilot.pause()
+        await settle(pilot)
         assert not any(_verdicts(db).values())
 
 
@@ -70,23 +70,23 @@ async def test_review_filter_and_next_unreviewed_from_the_task_screen(tmp_path):
     db = make_session(tmp_path, extra=6)
     app = TriageApp(db, reviewer="walker")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, TaskScreen)
         first = app.screen.task_.row.id
         await pilot.press("C")                      # confirm, and on to the next unreviewed task
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, TaskScreen) and app.screen.task_.row.id != first
         second = app.screen.task_.row.id
         await pilot.press("right_square_bracket")   # ] next task, [ previous
-        await pilot.pause()
+        await settle(pilot)
         third = app.screen.task_.row.id
         await pilot.press("left_square_bracket")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen.task_.row.id == second and third != second
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, MainScreen)
         assert app.tasks.visible[0].verdict == "confirmed"   # the list is fresh after a verdict given there
         await pilot.press("R")                              # unreviewed only
@@ -98,13 +98,13 @@ async def test_two_tuis_on_one_database_see_each_other(tmp_path):
     db = make_session(tmp_path, extra=4)
     app = TriageApp(db, reviewer="alice")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         target = app.tasks.visible[0]
         other = Store(db)
         other.set_verdict([target.id], "needs-rerun", "bob")
         other.close()
         app.check_for_changes()                     # what the 2 s poll does
-        await pilot.pause()
+        await settle(pilot)
         row = next(r for r in app.tasks.rows if r.id == target.id)
         assert row.verdict == "needs-rerun" and row.reviewer == "bob"
         # alice confirming it now is told she replaces bob's verdict (and can undo)
@@ -113,11 +113,11 @@ async def test_two_tuis_on_one_database_see_each_other(tmp_path):
         other.close()
         app.screen.table.cursor = 0
         await pilot.press("c")
-        await pilot.pause()
+        await settle(pilot)
         texts = [n.message for n in app._notifications]
         assert any("another reviewer" in m for m in texts)
         await pilot.press("w")                      # export from inside the TUI
-        await pilot.pause()
+        await settle(pilot)
         assert os.path.exists(os.path.splitext(db)[0] + "-review.md")
 
 
@@ -126,17 +126,17 @@ async def test_a_locked_database_is_said_not_lost(tmp_path):
     db = make_session(tmp_path, extra=2)
     app = TriageApp(db, reviewer="alice")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         lock = sqlite3.connect(db, timeout=0)
         lock.execute("BEGIN EXCLUSIVE")
-        app.store.db.execute("PRAGMA busy_timeout=50")
+        app.writer.timeout_s = 0.05                 # the writer's wait for the lock (5 s in use)
         await pilot.press("c")
-        await pilot.pause()
+        await settle(pilot)
         assert any("NOT saved" in n.message for n in app._notifications)
         lock.rollback()
         lock.close()
         await pilot.press("c")
-        await pilot.pause()
+        await settle(pilot)
     assert sum(bool(v) for v in _verdicts(db).values()) == 1
 
 
@@ -160,10 +160,10 @@ async def test_root_line_in_view_and_a_200mb_style_single_line(tmp_path):
     db, _ = _one_task_session(tmp_path, ("\n".join(lines) + "\n").encode(), root=700, root_text=lines[699])
     app = TriageApp(db)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("enter")
-        await pilot.pause()
-        await pilot.pause()
+        await settle(pilot)
+        await settle(pilot)
         view = app.screen.query_one(LogView)
         assert any("CUDA out of memory" in line for line in view.screen_text())
     # one 9 MB line with the failure near its end: shown on the row that holds it
@@ -175,10 +175,10 @@ async def test_root_line_in_view_and_a_200mb_style_single_line(tmp_path):
     src.close()
     app = TriageApp(db2)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("enter")
-        await pilot.pause()
-        await pilot.pause()
+        await settle(pilot)
+        await settle(pilot)
         view = app.screen.query_one(LogView)
         shown = "\n".join(view.screen_text())
         assert "illegal memory" in shown and "↪" in shown
@@ -203,14 +203,14 @@ async def test_hostile_names_and_notes_reach_the_screen_as_text(tmp_path):
     log.unlink()                                      # the deleted-log message names the path
     app = TriageApp(db)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         view = app.screen.query_one(LogView)
         text = "\n".join(view.screen_text())
         assert "\x1b" not in text and "\\e]0;pwned" in text
         await pilot.press("m")
-        await pilot.pause()
+        await settle(pilot)
         editor = app.screen
         assert isinstance(editor, NoteEditor)
         area = editor.query_one("TextArea")
@@ -223,20 +223,20 @@ async def test_panel_and_help_scroll_by_keyboard_at_80x24(tmp_path):
     db = make_session(tmp_path)
     app = TriageApp(db)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("slash", *"ima.log", "enter", "enter")
-        await pilot.pause()
+        await settle(pilot)
         panel = app.screen.query_one(DiagnosisPanel)
         await pilot.press("tab", "tab")             # log -> chain -> panel
         assert panel.has_focus
         await pilot.press("end")
-        await pilot.pause()
+        await settle(pilot)
         assert panel.scroll_y > 0 and panel.scroll_y == panel.max_scroll_y
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settle(pilot)
         body = app.screen.query_one("#help-body")
         await pilot.press("end")
-        await pilot.pause()
+        await settle(pilot)
         assert body.max_scroll_y == 0 or body.scroll_y == body.max_scroll_y
 
 
@@ -245,13 +245,13 @@ async def test_empty_filter_says_so_and_escape_then_key_is_not_alt(tmp_path):
     db = make_session(tmp_path, extra=4)
     app = TriageApp(db)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("slash", *"zzzz-no-such", "enter")
-        await pilot.pause()
+        await settle(pilot)
         lines = app.screen.table.render_lines_check()
         assert any("no task matches the filter" in line for line in lines)
         await pilot.press("alt+j")                  # what a fast Esc, j arrives as
-        await pilot.pause()
+        await settle(pilot)
         assert app.tasks.text == "" and app.screen.table.cursor == 1
 
 
@@ -259,3 +259,80 @@ def test_family_type_ahead():
     assert family_matches("dev-as", "device-assert") and family_matches("ima", "illegal-memory-access")
     assert family_matches("sh mem", "shared-memory-exceeded") and not family_matches("sh mem", "shape-stride-mismatch")
     assert family_matches("stride", "shape-stride-mismatch")
+
+
+@sync
+async def test_a_big_log_says_indexing_at_once_and_keys_work_meanwhile(tmp_path, monkeypatch):
+    import threading
+
+    import tui.log_view as log_view
+
+    lines = [f"step {i} ok" for i in range(300)]
+    lines[249] = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    db, _ = _one_task_session(tmp_path, ("\n".join(lines) + "\n").encode(), root=250, root_text=lines[249])
+    release, started = threading.Event(), threading.Event()
+
+    class SlowSource(LogSource):                       # indexing a 1 GB log, held until the test says
+        def __init__(self, path):
+            started.set()
+            assert release.wait(10)
+            super().__init__(path)
+    monkeypatch.setattr(log_view, "LogSource", SlowSource)
+    app = TriageApp(db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert started.wait(5)
+        view = app.screen.query_one(LogView)
+        assert view.indexing and "indexing the log..." in view.screen_text()[0]
+        assert "indexing the log" in str(app.screen.top_text())
+        await pilot.press("d")                         # the screen answers keys while the thread indexes
+        await pilot.pause()
+        assert not app.screen.query_one(DiagnosisPanel).display
+        release.set()
+        await settle(pilot)
+        assert not view.indexing and view.current_line == 250
+        assert any("> RuntimeError: CUDA out of memory" in t for t in view.screen_text())
+
+
+@sync
+async def test_store_writes_run_off_the_ui_thread_in_order(tmp_path, monkeypatch):
+    import threading
+
+    db = make_session(tmp_path, extra=4)
+    threads, calls = set(), []
+    real_set, real_restore = Store.set_verdict, Store.restore
+
+    def set_verdict(self, ids, verdict, *a, **k):
+        threads.add(threading.get_ident())
+        calls.append(verdict)
+        return real_set(self, ids, verdict, *a, **k)
+
+    def restore(self, *a, **k):
+        threads.add(threading.get_ident())
+        calls.append("undo")
+        return real_restore(self, *a, **k)
+    monkeypatch.setattr(Store, "set_verdict", set_verdict)
+    monkeypatch.setattr(Store, "restore", restore)
+    app = TriageApp(db, reviewer="t")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("c", "x", "z")              # pressed at once: saved in the order pressed
+        await settle(pilot)
+    assert calls == ["confirmed", "not-a-failure", "undo"]
+    assert threading.get_ident() not in threads and threads
+    assert list(_verdicts(db).values()).count("confirmed") == 1
+
+
+@sync
+async def test_writes_still_queued_at_quit_are_made(tmp_path):
+    from tui.writes import Job
+
+    db = make_session(tmp_path, extra=2)
+    app = TriageApp(db, reviewer="late")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        tid = app.tasks.visible[0].id
+        app.writer.submit(Job("verdict", [tid], {"verdict": "needs-rerun"}))   # queued, no worker started yet
+    assert list(_verdicts(db).values()).count("needs-rerun") == 1

@@ -10,7 +10,7 @@ import pytest
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
-from test_tui_support import make_session  # noqa: E402
+from test_tui_support import make_session, settle  # noqa: E402
 
 pytest.importorskip("pytest_textual_snapshot")
 
@@ -76,7 +76,8 @@ def _keys(*keys):
     async def run(pilot):
         for k in keys:
             await pilot.press(k)
-            await pilot.pause()
+            await settle(pilot, rounds=1)      # the log is indexed and store writes are done by workers
+        await settle(pilot)
         for _ in range(3):
             await pilot.pause(0.05)
     return run

@@ -32,3 +32,11 @@ def make_session(tmp: Path, extra: int = 0) -> str:
                                                        confidence=0.9, title="made up"))
     store.close()
     return db
+
+
+async def settle(pilot, rounds: int = 3) -> None:
+    """Wait for the app's workers (store writes, log indexing) and for the messages they post; a handler
+    may start another worker (a saved verdict opens the next task), hence a few rounds."""
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()

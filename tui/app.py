@@ -14,6 +14,7 @@ from tui.pickers import FamilyPicker, NoteEditor, OriginPicker, VerdictPicker
 from tui.safe import clean
 from tui.task_list import COLUMNS, TaskList
 from tui.task_screen import TaskScreen
+from tui.writes import Done, Job, Writer, seen
 
 ABOUT = ("Verdicts and notes are saved to the session database the moment you set them. "
          "Log text is shown with control characters made visible and is never read as markup.")
@@ -30,7 +31,7 @@ class TriageApp(App):
     ]
 
     POLL_S = 2.0          # how often another reviewer's writes to the same database are looked for
-    UNDO_DEPTH = 50
+    WRITE_TIMEOUT_S = 5.0  # how long a write waits for a database another process holds locked
 
     def __init__(self, db_path: str, reviewer: str | None = None) -> None:
         super().__init__()
@@ -39,8 +40,7 @@ class TriageApp(App):
         self.reviewer = reviewer or default_reviewer()
         self.tasks = TaskList(self.store.rows())
         self.session_title = Path(db_path).name
-        self._undo: list[tuple[str, dict]] = []
-        self._version = self.store.data_version()
+        self.writer = Writer(db_path, self.reviewer, self.WRITE_TIMEOUT_S)
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.tasks, self.session_title))
@@ -61,6 +61,7 @@ class TriageApp(App):
 
     def on_unmount(self) -> None:
         self.store.close()
+        self.writer.close()
 
     # -- screens ----------------------------------------------------------------------------------
 
@@ -96,118 +97,67 @@ class TriageApp(App):
             yield SystemCommand("Write a note", "free text saved with the task (m)", screen.action_note)
         yield SystemCommand("Keys", "every key on this screen (?)", self.action_help)
 
-    # -- the reviewer's state: saved at once ------------------------------------------------------
+    # -- the reviewer's state: saved at once, by a worker thread (the screen never waits on SQLite) --
 
-    def _guarded(self, fn, *a, **k) -> bool:
-        """A store write; a locked or read-only database is said on screen, never a crash or a silent loss."""
-        import sqlite3
+    def _submit(self, job: Job) -> None:
+        self.writer.submit(job)
+        self.run_worker(self._drain, thread=True, group="store", exit_on_error=False)
 
-        try:
-            fn(*a, **k)
-            return True
-        except sqlite3.OperationalError as e:
-            self.notify(f"NOT saved: the session database {clean(self.db_path)} is busy or read-only ({e}); "
-                        "try again in a moment", severity="error", timeout=10, markup=False)
-            return False
+    def _drain(self) -> None:
+        self.writer.drain(self.post_message)
 
-    def _remember(self, what: str, ids) -> None:
-        self._undo.append((what, self.store.state(ids)))
-        del self._undo[:-self.UNDO_DEPTH]
+    def on_done(self, message: Done) -> None:
+        """A store job finished (posted by the worker): the only place its results reach the widgets."""
+        if not self.screen_stack:         # the app is closing
+            return
+        for text, severity in message.said:
+            self.notify(text, severity=severity, timeout=10 if severity == "error" else 5, markup=False)
+        if message.all_rows is not None:
+            self.tasks.load(message.all_rows)
+        elif message.rows:
+            self.tasks.update_many(message.rows)
+        if message.all_rows is not None or message.rows:
+            for screen in self.screen_stack:
+                if isinstance(screen, MainScreen):
+                    screen.refresh_all(screen.table.current.id if screen.table.current else None)
+        if message.ok and message.done:
+            message.done()
+        self.screen.refresh_bindings()
+
+    def _shown(self, ids=None) -> dict:
+        if ids is None:
+            return {r.id: seen(r) for r in self.tasks.rows}
+        by_id = self.tasks.by_id
+        return {t: seen(by_id[t]) for t in ids if t in by_id}
 
     def can_undo(self) -> bool:
-        return bool(self._undo)
-
-    def _others_changed(self, ids) -> list[int]:
-        """Tasks whose stored verdict differs from what this screen shows: another reviewer wrote it."""
-        shown = {r.id: (r.verdict, r.reviewer, r.at) for r in self.tasks.rows}
-        out = []
-        for tid in ids:
-            row = self.store.row(tid)
-            if row and shown.get(tid) != (row.verdict, row.reviewer, row.at):
-                out.append(tid)
-        return out
+        return bool(self.writer.undo)
 
     def save_verdict(self, ids: list[int], verdict: str, family: str | None = None,
-                     origin: str | None = None) -> None:
-        if not ids:
-            return
-        clash = self._others_changed(ids)
-        self._remember(verdict, ids)
-        if not self._guarded(self.store.set_verdict, ids, verdict, self.reviewer, family=family, origin=origin):
-            self._undo.pop()
-            return
-        self._refresh_rows(ids)
-        what = f"reclassified as {family}/{origin or '-'}" if verdict == "reclassified" else verdict
-        self.notify(f"{what}: {len(ids):,} task{'s' if len(ids) != 1 else ''} (saved; z undoes)", markup=False)
-        if clash:
-            self.notify(f"{len(clash)} of them had a verdict set meanwhile by another reviewer; yours replaced "
-                        "it (z undoes)", severity="warning", markup=False)
+                     origin: str | None = None, done=None) -> None:
+        if ids:
+            self._submit(Job("verdict", list(ids), {"verdict": verdict, "family": family, "origin": origin},
+                             self._shown(ids), done))
 
-    def clear_verdict(self, ids: list[int]) -> None:
-        if not ids:
-            return
-        self._remember("clear", ids)
-        if not self._guarded(self.store.clear_verdict, ids, self.reviewer):
-            self._undo.pop()
-            return
-        self._refresh_rows(ids)
-        self.notify(f"verdict cleared: {len(ids):,} task{'s' if len(ids) != 1 else ''} (z undoes)", markup=False)
+    def clear_verdict(self, ids: list[int], done=None) -> None:
+        if ids:
+            self._submit(Job("clear", list(ids), done=done))
 
-    def undo(self) -> None:
-        if not self._undo:
-            self.notify("nothing to undo", severity="warning")
-            return
-        what, states = self._undo[-1]
-        if not self._guarded(self.store.restore, states, self.reviewer):
-            return
-        self._undo.pop()
-        self._refresh_rows(list(states))
-        self.notify(f"undone: {what} on {len(states):,} task{'s' if len(states) != 1 else ''}", markup=False)
+    def undo(self, done=None) -> None:
+        self._submit(Job("undo", done=done))
 
     def reload_rows(self, announce: bool = False) -> None:
         """Read the session again (new tasks from a triage run, another reviewer's verdicts), filters kept."""
-        self.tasks.load(self.store.rows())
-        self._version = self.store.data_version()
-        for screen in self.screen_stack:
-            if isinstance(screen, MainScreen):
-                screen.refresh_all(screen.table.current.id if screen.table.current else None)
-        if announce:
-            self.notify(f"reloaded: {len(self.tasks.rows):,} tasks", markup=False)
+        self._submit(Job("reload", args={"announce": announce}))
 
     def check_for_changes(self) -> None:
-        try:
-            version = self.store.data_version()
-        except Exception:          # a locked or vanished database: say so once, keep the screen
-            return
-        if version != self._version:
-            before = {r.id: (r.verdict, r.note) for r in self.tasks.rows}
-            self.reload_rows()
-            after = {r.id: (r.verdict, r.note) for r in self.tasks.rows}
-            changed = sum(1 for k, v in after.items() if before.get(k) != v)
-            self.notify(f"the session changed on disk (another reviewer or a triage run): {changed} task"
-                        f"{'s' if changed != 1 else ''} updated, {max(0, len(after) - len(before))} new",
-                        severity="warning", markup=False)
+        if not self.writer.jobs:          # a poll waiting behind writes would only repeat itself
+            self._submit(Job("poll", shown=self._shown()))
 
     def export_session(self, path: str | None = None) -> None:
-        from diagnose.store import StoreError
-
         out = path or os.path.splitext(self.db_path)[0] + "-review.md"
-        try:
-            self.store.export(out)
-        except StoreError as e:
-            self.notify(str(e), severity="error", markup=False)
-            return
-        self.notify(f"exported {len(self.tasks.rows):,} tasks to {clean(out)}", markup=False)
-
-    def _refresh_rows(self, ids) -> None:
-        for tid in ids:
-            row = self.store.row(tid)
-            if row:
-                self.tasks.update(row)
-        self._version = self.store.data_version()
-        for screen in self.screen_stack:
-            if isinstance(screen, MainScreen):
-                screen.refresh_all(screen.table.current.id if screen.table.current else None)
+        self.notify(f"writing the review to {clean(out)} (in the background)", markup=False)
+        self._submit(Job("export", args={"path": out}))
 
     def pick_verdict(self, ids: list[int], done) -> None:
         if not ids:
@@ -217,8 +167,7 @@ class TriageApp(App):
             if verdict == "reclassified":
                 self.reclassify(ids, done)
             elif verdict:
-                self.save_verdict(ids, verdict)
-                done()
+                self.save_verdict(ids, verdict, done=done)
         self.push_screen(VerdictPicker(len(ids)), picked)
 
     def reclassify(self, ids: list[int], done) -> None:
@@ -234,8 +183,7 @@ class TriageApp(App):
                 if origin is None:                 # Esc: back to the family step, not out
                     self.push_screen(FamilyPicker(family), family_picked)
                     return
-                self.save_verdict(ids, "reclassified", family, None if origin == "-" else origin)
-                done()
+                self.save_verdict(ids, "reclassified", family, None if origin == "-" else origin, done=done)
             self.push_screen(OriginPicker(family, current.origin if current else ""), origin_picked)
         self.push_screen(FamilyPicker(current.family if current else ""), family_picked)
 
@@ -246,12 +194,6 @@ class TriageApp(App):
 
         def saved(text):
             if text is not None:
-                self._remember("note", [task_id])
-                if not self._guarded(self.store.set_note, task_id, text, self.reviewer):
-                    self._undo.pop()
-                    return
-                self._refresh_rows([task_id])
-                self.notify("note saved", markup=False)
-                done()
+                self._submit(Job("note", [task_id], {"text": text}, done=done))
         name = self.tasks.shown_path.get(task_id, row.path)
         self.push_screen(NoteEditor(row.note, f"Note on {clean(os.path.basename(name))}"), saved)

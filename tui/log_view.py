@@ -38,6 +38,14 @@ class LogView(ScrollView, can_focus=True):
         Binding("right,l", "pan(8)", "Right", show=False),
     ]
 
+    class Indexed(Message):
+        """The worker opened and indexed the log (or says why it could not)."""
+
+        def __init__(self, source: LogSource | None, problem: str) -> None:
+            super().__init__()
+            self.source = source
+            self.problem = problem
+
     class Moved(Message):
         def __init__(self, line: int) -> None:
             super().__init__()
@@ -45,17 +53,10 @@ class LogView(ScrollView, can_focus=True):
 
     def __init__(self, path: str | None, evidence=(), root: int | None = None, root_text: str = "", **kw) -> None:
         super().__init__(**kw)
+        self.path = path
         self.source: LogSource | None = None
-        self.problem = ""
-        if path:
-            try:
-                self.source = LogSource(path)
-            except OSError as e:
-                self.problem = f"cannot open the log {path}: {e.strerror or e}"
-            except (EOFError, ValueError) as e:       # a corrupt .gz
-                self.problem = f"cannot read the log {path}: {e}"
-        else:
-            self.problem = "this task has no log file"
+        self.indexing = bool(path)
+        self.problem = "indexing the log..." if path else "this task has no log file"
         self.root = root                                  # 1-based line of the file
         self.root_text = root_text
         self.evidence = sorted({n for n in evidence if n})  # 1-based
@@ -63,16 +64,42 @@ class LogView(ScrollView, can_focus=True):
         self.cursor = 0                                   # 0-based
         self.query = ""
         self._cache: OrderedDict[int, Strip] = OrderedDict()
-        n = self.source.lines if self.source else 1
-        self._gutter = len(str(n)) + 3
-        if self.source and self.source.binary:
-            self.problem = "binary file: its bytes are shown one character each (· for non-printable)"
+        self._gutter = 4
 
     @property
     def line_count(self) -> int:
         return len(self.source) if self.source else 0
 
     def on_mount(self) -> None:
+        self.virtual_size = Size(self._gutter + len(self.problem), 1)
+        if self.path:
+            # a 1 GB log takes seconds to map and index: a thread does it, the screen answers keys meanwhile
+            self.run_worker(self._index, thread=True, exit_on_error=False)
+
+    def _index(self) -> None:
+        from textual.worker import get_current_worker
+
+        path, source, problem = self.path, None, ""
+        try:
+            source = LogSource(path)
+        except OSError as e:
+            problem = f"cannot open the log {path}: {e.strerror or e}"
+        except (EOFError, ValueError, MemoryError) as e:       # a corrupt .gz
+            problem = f"cannot read the log {path}: {e}"
+        if get_current_worker().is_cancelled:                  # the screen closed meanwhile
+            if source:
+                source.close()
+            return
+        self.post_message(self.Indexed(source, problem))
+
+    def on_log_view_indexed(self, message: "LogView.Indexed") -> None:
+        message.stop()
+        self.indexing = False
+        self.source, self.problem = message.source, message.problem
+        if self.source and self.source.binary:
+            self.problem = "binary file: its bytes are shown one character each (· for non-printable)"
+        self._gutter = len(str(self.source.lines if self.source else 1)) + 3
+        self._cache.clear()
         width = self._gutter + (min(self.source.longest, 4100) if self.source else len(self.problem))
         self.virtual_size = Size(width, max(1, self.line_count))
         target = self.root or (self.evidence[0] if self.evidence else 1)
@@ -80,6 +107,8 @@ class LogView(ScrollView, can_focus=True):
         self.goto(target, text=text)
         # the size is known only after the first layout: bring the root into view again then
         self.call_after_refresh(lambda: self.goto(target, text=text))
+        self.refresh()
+        self.post_message(self.Moved(self.current_line))
 
     def on_unmount(self) -> None:
         if self.source:

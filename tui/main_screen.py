@@ -121,6 +121,7 @@ class MainScreen(Screen):
         """Esc: leave the filter box, then clear the filter, then the facets, then the tags."""
         box = self.query_one("#filter", Input)
         t = self.tasks
+        keep = self.table.current.id if self.table.current else None   # before the rows change under it
         if box.has_focus:
             self.table.focus()
             if not box.value:
@@ -142,7 +143,7 @@ class MainScreen(Screen):
         else:
             return
         t.apply()
-        self.refresh_all(self.table.current.id if self.table.current else None)
+        self.refresh_all(keep)
 
     # -- facets and sort --------------------------------------------------------------------------
 
@@ -198,8 +199,7 @@ class MainScreen(Screen):
         self.app.pick_verdict(self.selected_ids(), self._after_verdict)
 
     def action_set_verdict(self, verdict: str) -> None:
-        self.app.save_verdict(self.selected_ids(), verdict)
-        self._after_verdict()
+        self.app.save_verdict(self.selected_ids(), verdict, done=self._after_verdict)
 
     def action_reclassify(self) -> None:
         self.app.reclassify(self.selected_ids(), self._after_verdict)
@@ -246,21 +246,21 @@ class MainScreen(Screen):
         cluster = self.tasks.cycle_cluster(row)
         self.refresh_all(row.id if row else None)
         if cluster:
-            self.notify(f"cluster: {len(self.tasks.visible):,} tasks with {cluster[0]} {cluster[1]}; "
+            n = len(self.tasks.visible)
+            self.notify(f"cluster: {n:,} task{'s' if n != 1 else ''} with {cluster[0]} {cluster[1]}; "
                         "A tags them all, then c/x/e/r gives one verdict", markup=False)
 
     def action_tag_all(self) -> None:
         n = self.tasks.tag_visible()
         self.refresh_all(self.table.current.id if self.table.current else None)
-        self.notify(f"{n:,} tasks tagged: the next verdict applies to all of them (Esc untags)", markup=False)
+        self.notify(f"{n:,} task{'s' if n != 1 else ''} tagged: the next verdict applies to "
+                    f"{'all of them' if n != 1 else 'it'} (Esc untags)", markup=False)
 
     def action_undo(self) -> None:
         self.app.undo()
-        self.refresh_all(self.table.current.id if self.table.current else None)
 
     def action_clear_verdict(self) -> None:
-        self.app.clear_verdict(self.selected_ids())
-        self._after_verdict()
+        self.app.clear_verdict(self.selected_ids(), done=self._after_verdict)
 
     def action_review_filter(self) -> None:
         self.tasks.cycle_review()

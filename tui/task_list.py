@@ -100,11 +100,21 @@ class TaskList:
 
     def update(self, row: TaskRow) -> None:
         """One row changed (a verdict, a note): replace it in place, keep order and filter."""
+        self.update_many([row])
+
+    def update_many(self, rows: list[TaskRow]) -> None:
+        """Rows changed (one verdict on a cluster): replaced in place in one pass over each list."""
+        new = {r.id: r for r in rows}
         for seq in (self.rows, self.visible, self._text_matches):
             for i, r in enumerate(seq):
-                if r.id == row.id:
-                    seq[i] = row
-        self._hay[row.id] = self._haystack(row)
+                if r.id in new:
+                    seq[i] = new[r.id]
+        for r in rows:
+            self._hay[r.id] = self._haystack(r)
+
+    @property
+    def by_id(self) -> dict[int, TaskRow]:
+        return {r.id: r for r in self.rows}
 
     def apply(self) -> None:
         terms = self.text.lower().split()

@@ -68,8 +68,10 @@ class TaskScreen(Screen):
         log = self.query(LogView)
         if log:
             view = log.first()
-            lines = view.source.lines if view.source else 0
-            top.append(f" · line {view.current_line:,}/{lines:,}", style="dim")
+            if view.indexing:
+                top.append(" · indexing the log...", style="dim")
+            elif view.source:
+                top.append(f" · line {view.current_line:,}/{view.source.lines:,}", style="dim")
         return top
 
     def _layout(self, width: int) -> None:
@@ -164,16 +166,15 @@ class TaskScreen(Screen):
         self.app.open_task(row.id, replace=True)
 
     def action_confirm_next(self) -> None:
+        # the save runs in the background; the next task opens now (a failed save is said on screen)
         self.app.save_verdict(self._ids(), "confirmed")
         self.action_next_unreviewed()
 
     def action_undo(self) -> None:
-        self.app.undo()
-        self.reload()
+        self.app.undo(done=self.reload)
 
     def action_clear_verdict(self) -> None:
-        self.app.clear_verdict(self._ids())
-        self.reload()
+        self.app.clear_verdict(self._ids(), done=self.reload)
 
     # -- verdicts ---------------------------------------------------------------------------------
 
@@ -181,8 +182,7 @@ class TaskScreen(Screen):
         return [self.task_.row.id]
 
     def action_set_verdict(self, verdict: str) -> None:
-        self.app.save_verdict(self._ids(), verdict)
-        self.reload()
+        self.app.save_verdict(self._ids(), verdict, done=self.reload)
 
     def action_verdict(self) -> None:
         self.app.pick_verdict(self._ids(), self.reload)
@@ -194,6 +194,8 @@ class TaskScreen(Screen):
         self.app.edit_note(self.task_.row.id, self.reload)
 
     def reload(self) -> None:
+        if not self.is_attached:           # the reviewer moved on before the save came back
+            return
         task = self.app.store.task(self.task_.row.id)
         if task:
             self.task_ = task
