@@ -161,3 +161,12 @@ def test_an_env_snapshot_in_the_task_is_judged(tmp_path):
         judged.append(bool(env.findings))
         assert any("env:" in e for e in env.examined)
     assert any(judged), "no env fixture produced a finding"
+
+
+def test_cuda_block_sizes_come_from_the_parse(tmp_path):
+    from diagnose.review.completeness import block_sizes
+
+    cu = tmp_path / "k.cu"
+    cu.write_text("#define TILE 32\n#define N 7\n__global__ void k(float* x) {}\n"
+                  "void launch(float* x) { const int threads = 256; int blocks = 4; k<<<blocks, threads>>>(x); }\n")
+    assert block_sizes([cu]) == {32, 256}

@@ -132,12 +132,32 @@ def block_sizes(kernel_paths) -> set[int]:
                         isinstance(node.value, ast.Constant) and type(node.value.value) is int:
                     out.add(node.value.value)
         else:
-            try:
-                from diagnose.source import cuda as cu   # tree-sitter parse, when the lint reader is installed
-                out |= set(cu.block_constants(p)) if hasattr(cu, "block_constants") else set()
-            except Exception:
-                pass
+            out |= _cuda_block_sizes(p)
     return {b for b in out if b > 1}
+
+
+_BLOCKISH = ("BLOCK", "TILE", "THREADS")
+
+
+def _cuda_block_sizes(path) -> set[int]:
+    """`#define TILE 32` and `const int threads = 256`-style integers whose names say block or tile,
+    read from the tree-sitter parse (diagnose/source)."""
+    from diagnose.source import SourceError, cuda as cu
+
+    try:
+        src = cu.parse(path)
+    except (SourceError, OSError):
+        return set()
+    out = set()
+    for node in cu.walk(src.root, ["preproc_def", "init_declarator"]):
+        kids = node.children
+        name = next((src.text(c) for c in kids if c.type == "identifier"), "")
+        value = next((src.text(c).strip() for c in kids if c.type in ("preproc_arg", "number_literal")), "")
+        up = name.upper()
+        counts = up.endswith("BLOCKS") or "GRID" in up or "NUM" in up     # how many blocks, not how big one is
+        if any(w in up for w in _BLOCKISH) and not counts and value.isdigit():
+            out.add(int(value))
+    return out
 
 
 def _quote(text: str, rx: re.Pattern) -> tuple[int, str] | None:

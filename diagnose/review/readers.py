@@ -127,12 +127,8 @@ def read_numerics(tensor_sets, tolerances=None, spec_text: str = "") -> ReaderRe
         kw = {}
         if tol:
             kw = {"atol": tol.get("atol"), "rtol": tol.get("rtol"), "tol_source": "test"}
-        try:
-            reading = analyse(out.values, ref.values, dtype, str(ref.dtype),
-                              baseline=base.values if base is not None else None, **kw)
-        except TypeError:        # an older analyse() without baseline/tol_source
-            reading = analyse(out.values, ref.values, dtype, str(ref.dtype),
-                              atol=kw.get("atol"), rtol=kw.get("rtol"))
+        reading = analyse(out.values, ref.values, dtype, str(ref.dtype),
+                          baseline=base.values if base is not None else None, **kw)
         r.extra.setdefault("readings", []).append((ts, reading))
         pair = f"{Path(ts.out).name} vs {Path(ts.ref).name}"
         for f in getattr(reading, "findings", []):
