@@ -1,11 +1,9 @@
 """Pilot tests of the triage TUI: filter, open a task, jump through evidence, set a verdict, reopen."""
-import asyncio
-import functools
 import os
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
-from test_tui_support import make_session, settle  # noqa: E402
+from test_tui_support import make_session, settle, sync  # noqa: E402
 
 from diagnose.store import Store  # noqa: E402
 from tui.app import TriageApp  # noqa: E402
@@ -14,12 +12,6 @@ from tui.main_screen import MainScreen  # noqa: E402
 from tui.task_screen import TaskScreen  # noqa: E402
 
 
-def sync(fn):
-    """Run an async Pilot test with asyncio (no async pytest plugin is needed)."""
-    @functools.wraps(fn)
-    def run(*a, **k):
-        return asyncio.run(fn(*a, **k))
-    return run
 
 
 @sync

@@ -1,13 +1,11 @@
 """Pilot tests of the reviewer's flow at scale: clusters and bulk verdicts with undo, review filters,
 moving between tasks, two TUIs on one database, export, and the log viewer's hard cases."""
-import asyncio
-import functools
 import os
 import sqlite3
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
-from test_tui_support import make_session, settle  # noqa: E402
+from test_tui_support import make_session, settle, sync  # noqa: E402
 
 from diagnose.model import Diagnosis, Line  # noqa: E402
 from diagnose.store import Store  # noqa: E402
@@ -20,11 +18,6 @@ from tui.pickers import NoteEditor, family_matches  # noqa: E402
 from tui.task_screen import TaskScreen  # noqa: E402
 
 
-def sync(fn):
-    @functools.wraps(fn)
-    def run(*a, **k):
-        return asyncio.run(fn(*a, **k))
-    return run
 
 
 def _verdicts(db):

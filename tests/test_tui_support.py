@@ -2,6 +2,8 @@
 so the screens do not change when signatures do)."""
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import os
 import shutil
@@ -40,3 +42,11 @@ async def settle(pilot, rounds: int = 3) -> None:
     for _ in range(rounds):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+
+
+def sync(fn):
+    """Run an async Pilot test with asyncio (no async pytest plugin is needed)."""
+    @functools.wraps(fn)
+    def run(*a, **k):
+        return asyncio.run(fn(*a, **k))
+    return run
