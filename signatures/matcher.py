@@ -187,12 +187,6 @@ class _LazyRegexes:
         return r
 
 
-def _cached_db(key_parts: list[bytes], build):
-    """A hyperscan database through signatures/cache.py (the first part names its kind). Kept for
-    callers written before cache.py; new code calls cache.cached_hyperscan."""
-    return cache.cached_hyperscan(key_parts[0].decode("ascii", "replace"), list(key_parts[1:]), build)
-
-
 def _anchored(p: bytes) -> bool:
     """A `^` or `$` outside a character class (a line anchor, in multiline mode)."""
     in_class = escaped = False

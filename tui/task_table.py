@@ -1,7 +1,6 @@
 """The task table: a virtual table that renders only the rows on screen (fast at 10,000+ rows)."""
 from __future__ import annotations
 
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding

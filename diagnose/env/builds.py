@@ -89,15 +89,6 @@ def pip_torch(b: dict) -> str:
     return f"pip install torch=={b['torch']} --index-url {INDEX.format(tag=b['tag'])}"
 
 
-def torch_wheel_tag(version: str, cuda: str | None) -> str | None:
-    """'2.5.1+cu124' or (version, '12.4') -> 'cu124'."""
-    m = re.search(r"\+(cu\d{3})", version or "")
-    if m:
-        return m[1]
-    mm = cuda_mm(cuda)
-    return f"cu{mm[0]}{mm[1]}" if mm else None
-
-
 def forward_compat_ok(gpu_names: list[str]) -> bool:
     pats = table("driver")["forward_compat"]["unsupported_name_patterns"]
     return bool(gpu_names) and not any(re.search(p, n or "") for n in gpu_names for p in pats)

@@ -30,11 +30,6 @@ def live_gpus(s) -> list[dict]:
     return [g for g in gpus(s) if not g.get("error")]
 
 
-def gpu0(s) -> dict:
-    g = live_gpus(s)
-    return g[0] if g else {}
-
-
 def driver(s) -> dict:
     return section(s, "driver")
 
@@ -133,10 +128,6 @@ def cc_tuple(cc) -> tuple[int, int] | None:
 
 def gib(n) -> str:
     return f"{n / 2**30:.1f} GiB" if isinstance(n, (int, float)) and not isinstance(n, bool) else "?"
-
-
-def gpu_label(g) -> str:
-    return f"GPU {g.get('index', '?')} ({g.get('name', 'unknown')}, CC {g.get('compute_capability', '?')})"
 
 
 def num(x):

@@ -29,9 +29,6 @@ class Rubric:
     links: list[dict]
     source: str
 
-    def dimension(self, did: str) -> dict:
-        return next(d for d in self.dimensions if d["id"] == did)
-
 
 def load_rubric(path=None) -> Rubric:
     path = Path(path or RUBRIC)
