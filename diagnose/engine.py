@@ -33,13 +33,21 @@ _confidence_table: dict | None = None
 
 
 def confidence_of(kind: str, key: str = "value") -> float:
-    """A measured confidence from diagnose/confidence.toml (see `make calibration`)."""
+    """The measured confidence of a kind of evidence (diagnose/confidence.toml, fitted by
+    `python -m bench.calibration --write`): the observed accuracy of that kind of answer on fresh
+    rounds of real logs. Kinds: root, root-rival, wrapper, symptom, support, wrapped, fallback,
+    unknown, none-progress, none-handled, none-silent (`confidence_of("none", "silent")` still works)."""
     global _confidence_table
     if _confidence_table is None:
         import tomllib
 
-        _confidence_table = tomllib.loads(CONFIDENCE_TABLE.read_text(encoding="utf-8"))
-    return float(_confidence_table[kind][key])
+        _confidence_table = tomllib.loads(CONFIDENCE_TABLE.read_text(encoding="utf-8"))["kind"]
+    if key != "value":
+        kind = f"{kind}-{key}"
+    return float(_confidence_table[kind]["value"])
+
+
+RIVAL_WINDOW = 5    # a root of another family this close in priority makes the answer `root-rival`
 
 UNKNOWN_NEXT = (
     "Read the root line and the traceback above it. If it is a CUDA error, re-run with "
@@ -183,20 +191,19 @@ def _readings(d: Diagnosis) -> Diagnosis:
 
 
 def _confidence(root: Match, roots, wrappers, failures) -> float:
-    """The probability that the family is right, by the evidence that decided it (confidence.toml)."""
+    """The probability that the family is right, by the kind of evidence that decided it (confidence.toml)."""
+    return round(max(0.0, min(0.99, confidence_of(_kind(root, roots)))), 2)
+
+
+def _kind(root: Match, roots) -> str:
+    """The kind of evidence a signature answer rests on (bench.rounds.kind_of names the same kinds)."""
     if root.signature.tier == "support":
-        c = confidence_of("support")
-    elif root.signature.role == "root":
-        c = confidence_of("root")
-        window = confidence_of("root", "rival_window")
-        rivals = {m.signature.family for m in roots
-                  if m.signature.family != root.signature.family and m.signature.priority >= root.signature.priority - window}
-        c = max(confidence_of("root", "floor"), c - confidence_of("root", "rival") * len(rivals))
-    elif root.signature.role == "wrapper":
-        c = confidence_of("wrapper")
-    else:
-        c = confidence_of("symptom")
-    return round(max(0.0, min(0.99, c)), 2)
+        return "support"
+    if root.signature.role == "root":
+        rival = any(m.signature.family != root.signature.family
+                    and m.signature.priority >= root.signature.priority - RIVAL_WINDOW for m in roots)
+        return "root-rival" if rival else "root"
+    return "wrapper" if root.signature.role == "wrapper" else "symptom"
 
 
 def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> list[Line]:
@@ -270,17 +277,17 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
     d.family = "none"
     progress = [h for h in scan.hints if h[0] == "ok"]
     if matches:
-        d.confidence = confidence_of("none", "handled")
+        d.confidence = confidence_of("none-handled")
         d.title = "failure text appears only in warnings or handled exceptions"
         d.evidence = [Line(m.line, m.text) for m in matches][:40]
         d.explanation = ("Every line that looks like a failure was logged at warning/info level or "
                          "was caught and handled (a fallback); the run itself did not fail.")
     elif progress:
-        d.confidence = confidence_of("none", "progress")
+        d.confidence = confidence_of("none-progress")
         d.title = "no failure found, and the log shows normal progress"
         d.evidence = [Line(n, t) for _, n, t in progress]
     else:
-        d.confidence = confidence_of("none", "silent")
+        d.confidence = confidence_of("none-silent")
         d.title = "no failure found (and no sign of progress either: the log may be cut)"
     return d
 
@@ -427,7 +434,7 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     d2 = decide(rescued, path)
     if d2.family == "none" or _unexplained(d2):
         return d
-    d2.confidence = round(min(d2.confidence, 0.75), 2)
+    d2.confidence = round(min(d2.confidence, confidence_of("wrapped")), 2)
     d2.notes.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
     return d2
 

@@ -33,7 +33,7 @@ def test_root_beats_symptom_and_wrapper_whatever_the_order(m):
 
 def test_wrapper_alone_gives_its_family_with_lower_confidence(m):
     d = run(m, "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7)\n")
-    assert d.family == "timeout-hang" and d.confidence < 0.85
+    assert d.family == "timeout-hang" and d.confidence == confidence_of("wrapper") < confidence_of("root")
 
 
 def test_symptom_alone(m):
