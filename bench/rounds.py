@@ -51,7 +51,7 @@ def kind_of(p: dict, progress: bool = False) -> str:
         return "fallback"
     if family == "unknown":
         return "unreadable" if p.get("role") is None and ("empty" in title or "could not be read" in title
-                                                          or "binary" in title) else "unknown"
+                                                          or "binary" in title or "blank lines" in title) else "unknown"
     if any("hard-wrapped" in n for n in p.get("notes") or ()):
         return "wrapped"
     if p.get("tier") == "support":

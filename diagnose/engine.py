@@ -27,7 +27,8 @@ FAILURE_HINTS = FAILURE_KINDS
 # error-level lines this close before the root are its summary (NCCL's watchdog prints one first)
 SUMMARY_REACH = 5
 MAX_FACT_LINES = 10   # lines of the same failure read for generic facts, besides the root
-HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "level": 4, "exit": 5, "traceback": 6, "frame": 7}
+HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "status": 4, "report": 5, "level": 6, "exit": 7,
+              "traceback": 8, "frame": 9}
 CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
 _confidence_table: dict | None = None
 
@@ -241,17 +242,39 @@ def _excused(line: int, benign_lines: list[int]) -> bool:
     return i < len(benign_lines) and benign_lines[i] <= line + BENIGN_REACH
 
 
+# a level tag behind an issue's quoting (`WARNING: ..., > INFO ...): the line was logged below error level
+_QUOTED_LEVEL = None
+
+
+def _counts(kind: str, text: str) -> bool:
+    """Does a generic failure line count as evidence of a failure? Not when it was logged at warning or
+    info level (a handled failure, a retry), except a checker's `report` at info level: a NaN loss or a
+    failing test is printed by the training loop or harness on its ordinary (info) channel."""
+    global _QUOTED_LEVEL
+    level = line_level(text)
+    if level is None:
+        if _QUOTED_LEVEL is None:
+            import re2
+
+            _QUOTED_LEVEL = re2.compile(r"^[\s`>*#\"']{1,6}(?:WARNING|WARN|Warning|INFO|DEBUG)\b")
+        if _QUOTED_LEVEL.search(text):
+            level = "warning"
+    return level is None or (kind == "report" and level == "info")
+
+
 def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: list[Match]) -> Diagnosis:
     """No signature explains a failure. `none` needs evidence of no failure: any failure line left
     (an exception, an error or E/F-level line, an assertion, a fatal signal, a non-zero exit) that no
     benign signature excuses makes the log `unknown` (with a wording guess), never `none`."""
     # generic error lines around a handled fallback belong to it, like the failures it excuses
     benign_lines = sorted(b.line for b in benign)
-    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None
+    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and _counts(h[0], h[2])
              and not _excused(h[1], benign_lines)]
     d.chain = _chain(None, matches)
     if scan.error and not scan.bytes:
-        d.family, d.confidence, d.title = "unknown", 0.0, "input could not be read"
+        binary = scan.error.startswith("binary")
+        d.family, d.confidence = "unknown", 0.0
+        d.title = "not a text log (a binary file): there is nothing to diagnose" if binary else "input could not be read"
         d.fix = "Check the file: " + scan.error
         return d
     if not scan.bytes:
@@ -333,7 +356,7 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     """decide() and the readings, then the log's ecosystems and the signature's fix in their terms."""
     from diagnose import advice
 
-    d = _readings(_decide_scan(scan, path, matcher, reader))
+    d = _readings(_blank(_decide_scan(scan, path, matcher, reader), scan, reader))
     root_line = d.root.line if d.root else None
     lines = _whole_text(scan, d, reader)
     if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
@@ -437,6 +460,28 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     d2.confidence = round(min(d2.confidence, confidence_of("wrapped")), 2)
     d2.notes.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
     return d2
+
+
+BLANK_MAX_BYTES = 64 << 10    # a silent `none` log this small is read again to see whether it holds any text
+
+
+def _blank(d: Diagnosis, scan: ScanResult, reader) -> Diagnosis:
+    """A log of blank lines only is not `none` (no evidence either way): it says what it is."""
+    if d.family != "none" or scan.matches or scan.hints or not scan.bytes or scan.bytes > BLANK_MAX_BYTES:
+        return d
+    try:
+        data = reader()
+    except (OSError, EOFError, ValueError):
+        return d
+    if data is None or data.strip():
+        return d
+    d.family, d.confidence, d.evidence = "unknown", 0.0, []
+    n = data.count(b"\n") or 1
+    d.title = f"the log holds only blank lines ({n}): there is nothing to diagnose"
+    d.fix = ("A log of blank lines is neither a failure nor a success: check that the task's output was "
+             "captured (stdout and stderr, the right file).")
+    d.explanation = ""
+    return d
 
 
 def _unexplained(d: Diagnosis) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TABLE = Path(__file__).parent / "evidence.toml"
-KINDS = ("traceback", "frame", "exception", "error", "level", "assert", "fatal", "exit", "ok")
+KINDS = ("traceback", "frame", "exception", "error", "status", "report", "level", "assert", "fatal", "exit", "ok")
 # kinds that are evidence of a failure (everything but `ok`)
 FAILURE_KINDS = tuple(k for k in KINDS if k != "ok")
 
