@@ -32,7 +32,7 @@ FAILURES = {
     "failed to, with a reason": "Failed to initialize NVML: Driver/library version mismatch\n",
     "call failed: reason": "allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory\n",
     "CI-timestamped glog E line": "2025-04-24T06:46:09.0392577Z E0424 06:38:03.231041 431206 heuristics.py:616] r0_0 = r0_index\n",
-    "C++ backtrace": "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout() + 0x1d2 (0x1554 in libtorch_cuda.so)\n",
+    "C++ backtrace": "Exception raised from checkTimeout at ProcessGroupNCCL.cpp:563 (most recent call first):\n",
     "ONNX Runtime error level": "2022-06-22 14:55:38.75 [E:onnxruntime:Default, provider_bridge_ort.cc:1022 Create] Failed to create\n",
 }
 
