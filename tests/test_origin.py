@@ -91,3 +91,12 @@ def test_an_origin_rule_without_an_origin_is_refused(tmp_path):
                  '[[rule.example]]\nfacts = {}\nfires = false\n')
     with pytest.raises(AdviceError, match="origin.toml.*origin.x"):
         origin_rules(p)
+
+
+def test_a_later_origin_reading_that_is_overruled_says_nothing():
+    """ptxas running out of registers also matches the toolchain-crash rule ("ptxas fatal"); the first
+    rule decides and the contradicting conclusion is not shown."""
+    d = diagnose_text(CASES[5][1].encode())
+    assert d.origin == "resource-limit"
+    crash = RULES["origin.compile-toolchain-crash"].conclusion
+    assert crash not in d.reasoning and RULES["origin.ptxas-over-a-hardware-limit"].conclusion in d.reasoning

@@ -568,6 +568,8 @@ def reason(d, snapshot: dict | None = None, frames=None, lines=None) -> None:
     fix_set = next_set = origin_set = False
     allowed = present(d.ecosystems)
     for f in evaluate_rules(d, snapshot, frames, lines):
+        if f.rule.origin and origin_set and f.rule.origin != d.origin:
+            continue        # a later reading of the origin the first one overrules: it would contradict it
         d.reasoning.append(f.conclusion)
         # a rule's advice counts only if something of it survives in the log's own terms
         if f.fix and not fix_set and cut(f.fix, allowed)[0]:
