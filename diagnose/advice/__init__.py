@@ -134,11 +134,27 @@ def detect(lines, root_frameworks=()) -> list[str]:
     seen = {owners[i] for i in (s.Match(text) or [])} if text else set()
     seen |= implied(root_frameworks)
     by_name = {e.name: e for e in ecosystems()}
+    raw = None
     for name in list(seen):
         e = by_name.get(name)
-        if e and e.implies and not any(_compile(p, name).search(text) for p in e.implies_unless):
-            seen |= set(e.implies)
+        if e and e.implies:
+            unless = _unless_re(name)
+            if unless is not None and raw is None:
+                raw = text.encode("utf-8", "surrogatepass")     # once: a str search encodes the text each time
+            if unless is None or unless.search(raw) is None:
+                seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
+
+
+@functools.lru_cache(maxsize=None)
+def _unless_re(name: str):
+    """An ecosystem's implies_unless patterns as one bytes alternation (None when it has none)."""
+    e = next(e for e in ecosystems() if e.name == name)
+    if not e.implies_unless:
+        return None
+    for p in e.implies_unless:
+        _compile(p, name)                       # each one checked, with its own error
+    return _compile("|".join(f"(?:{p})" for p in e.implies_unless).encode(), name)
 
 
 def present(ecos) -> set[str]:
