@@ -187,6 +187,34 @@ class _LazyRegexes:
         return r
 
 
+def _searcher(regex):
+    """bytes -> None, or the named groups ({name: bytes}) of regex's first match: the google-re2
+    extension's Match called directly (its Python wrapper builds a generator and a match object per
+    call, about half the cost of a confirmation); the wrapper where the extension differs."""
+    raw = getattr(regex, "_regexp", None)
+    match = getattr(raw, "Match", None)
+    try:
+        import re2
+
+        anchor = re2._Anchor.UNANCHORED
+        names = list(raw.NamedCapturingGroups()) if raw is not None else None
+    except Exception:
+        match = None
+    if match is None or names is None:
+        def slow(text: bytes):
+            m = regex.search(text)
+            return None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}
+        return slow
+    null = (-1, -1)
+
+    def search(text: bytes):
+        spans = match(anchor, text, 0, len(text))
+        if spans[0] == null:
+            return None
+        return {name: text[spans[i][0]:spans[i][1]] for name, i in names if spans[i] != null}
+    return search
+
+
 def _anchor_positions(p: bytes) -> list[int]:
     """Offsets of the `^` and `$` outside a character class (line anchors, in multiline mode)."""
     out, in_class, escaped = [], False, False
@@ -318,6 +346,7 @@ class Matcher:
             self.owners.append((kind, None))
         self.raw = raw
         self.regexes = _LazyRegexes(raw, re2.compile)   # compiled when a pattern first hits
+        self._search = _LazyRegexes(raw, lambda p: _searcher(re2.compile(p)))   # the confirmations
         # generic hints ("Error: ", "Traceback") are gated by their literals even when weak: they are
         # expected in any failing log, and whole they would slow every scan by a fifth
         hint_ids = frozenset(i for i, (kind, sig) in enumerate(self.owners) if sig is None)
@@ -545,19 +574,18 @@ class Matcher:
     def _read_line(self, line: bytes, pid: int) -> tuple[str, dict | None] | None:
         """(capped text, capped groups) when pattern `pid` holds on the line (on one of its \r
         segments: a progress bar redrawing it, or a CRLF end); None when it does not."""
-        regex = self.regexes[pid]
-        m = None
+        search = self._search[pid]
+        found = None
         for seg in (line.split(b"\r") if b"\r" in line else (line,)):
-            m = regex.search(seg)
-            if m is not None:
+            found = search(seg)
+            if found is not None:
                 line = seg
                 break
-        if m is None:
+        if found is None:
             return None
         text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-        # the groups, capped, not the match object: it would keep the whole line alive
-        groups = None if self.owners[pid][1] is None else \
-            {k: v[:MAX_FACT] for k, v in m.groupdict().items() if v is not None}
+        # the groups, capped (slices of the line, not the line: it would be kept alive)
+        groups = None if self.owners[pid][1] is None else {k: v[:MAX_FACT] for k, v in found.items()}
         return text, groups
 
     # -- many small files at once -------------------------------------------------------------

@@ -91,3 +91,21 @@ def test_a_giant_line_is_kept_capped(m, tmp_path):
         assert all(len(str(v)) <= M.MAX_FACT for v in x.facts.values())
     for _kind, _line, text in r.hints:
         assert len(text) <= M.MAX_TEXT
+
+
+def test_the_direct_re2_search_gives_the_wrappers_groups():
+    """Confirmations call the re2 extension directly: the same named groups as the wrapper's
+    groupdict (unset groups left out, order kept), None where it finds nothing; the wrapper path too."""
+    import re2
+
+    class Wrapped:                      # an re2 object without the extension's internals
+        def __init__(self, rx):
+            self.search = rx.search
+
+    rx = re2.compile(rb"(?P<b>x+)(y)?(?P<a>z)?(?P<c>\d*)")
+    for text in (b"--xxz", b"xy", b"nothing", b"", b"x\xff\xfez9"):
+        m = rx.search(text)
+        want = None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}
+        assert M._searcher(rx)(text) == want
+        assert M._searcher(Wrapped(rx))(text) == want
+    assert list(M._searcher(rx)(b"xxz9")) == list(rx.search(b"xxz9").groupdict())    # the wrapper's order

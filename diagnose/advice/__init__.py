@@ -460,7 +460,7 @@ def names_of(d, snapshot: dict | None, frames: list[str] | None = None, lines=()
     names["family"], names["origin"], names["signature"] = d.family, d.origin or "", d.signature or ""
     names["ecosystems"] = list(d.ecosystems)
     names["ecosystem"] = primary(d.ecosystems)
-    files = [m[1] for t in lines for m in [_FRAME.search(t)] if m]
+    files = [m[1] for t in lines if 'File "' in t for m in [_FRAME.search(t)] if m]   # `in` first: most lines hold no frame
     if files:                     # every traceback frame in the log, and those of the program itself
         names["frame_count"] = len(files)
         names["user_frame_count"] = sum(1 for f in files if not LIBRARY_PATH.search(f))
