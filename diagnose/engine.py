@@ -544,7 +544,7 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
     """diagnose_file for many inputs; plain log files are scanned together (Matcher.scan_many)."""
     matcher = matcher or default_matcher()
     plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
-    scans = dict(zip(plain, matcher.scan_many(plain)))
+    scans = dict(zip(plain, matcher.scan_many(plain, keep=True)))
     out = []
     for p in paths:
         if p not in scans:
@@ -555,7 +555,8 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
             out.append(unreadable(p, problem))
             continue
         _note_empty_fifo(scan, p)
-        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p))
+        data, scan.data = scan.data, None      # read once: the rescue and the advice layer reuse it
+        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p) if data is None else (lambda data=data: data))
         out.append(_finish(d, ctx, snapshot))
     return out
 

@@ -55,6 +55,7 @@ class ScanResult:
     lines: int | None = None   # counted only for streams that cannot be re-read (gz, stdin)
     bytes: int = 0
     error: str | None = None
+    data: bytes | None = field(default=None, repr=False, compare=False)   # the file's bytes, kept by scan_many(keep=True)
 
 
 def hs_literal(literal: str) -> bytes:
@@ -589,8 +590,10 @@ class Matcher:
         return text, groups
 
     # -- many small files at once -------------------------------------------------------------
-    def scan_many(self, paths: list[str]) -> list[ScanResult]:
-        """scan_file for each path, with the small regular files scanned together in groups.
+    def scan_many(self, paths: list[str], keep: bool = False) -> list[ScanResult]:
+        """scan_file for each path, with the small regular files scanned together in groups; with
+        `keep`, a small file's bytes as read stay in its result's `data` (the caller reads them
+        again otherwise: the rescue of wrapped lines, the advice layer's whole text).
 
         Thousands of small logs cost more in per-call overhead than in bytes: concatenated (each
         ending in a newline) they are gated and located in a few scans, and every hit is handed
@@ -604,6 +607,8 @@ class Matcher:
                 results[i] = self.scan_file(p)
                 continue
             r = results[i] = ScanResult()
+            if keep:
+                r.data = data
             if b"\0" in data[:8192]:
                 r.error = BINARY
             elif data:
