@@ -447,7 +447,7 @@ def _unexplained(d: Diagnosis) -> bool:
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     from signatures.normalise import normalise_chunk
-    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines
+    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines, second_half
 
     buf = normalise_chunk(data)
     hot = error_lines(buf)
@@ -458,7 +458,7 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
         a = first.rstrip(b"\r").rstrip()
         if len(a) < MIN_FIRST:
             continue
-        b = strip_prefix(second.rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
+        b = second_half(second.rstrip(b"\r"))
         if not b:
             continue
         pairs.append((i, a + b))
