@@ -22,7 +22,7 @@ import stat
 import zlib
 from dataclasses import dataclass, field
 
-from signatures import cache, reading
+from signatures import cache, re2direct, reading
 from signatures.facts import normalise as normalise_fact
 from signatures.literals import BOUNDARY, required_literals, weak_literals
 from signatures.literals import text as literal_text
@@ -188,34 +188,6 @@ class _LazyRegexes:
         return r
 
 
-def _searcher(regex):
-    """bytes -> None, or the named groups ({name: bytes}) of regex's first match: the google-re2
-    extension's Match called directly (its Python wrapper builds a generator and a match object per
-    call, about half the cost of a confirmation); the wrapper where the extension differs."""
-    raw = getattr(regex, "_regexp", None)
-    match = getattr(raw, "Match", None)
-    try:
-        import re2
-
-        anchor = re2._Anchor.UNANCHORED
-        names = list(raw.NamedCapturingGroups()) if raw is not None else None
-    except Exception:
-        match = None
-    if match is None or names is None:
-        def slow(text: bytes):
-            m = regex.search(text)
-            return None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}
-        return slow
-    null = (-1, -1)
-
-    def search(text: bytes):
-        spans = match(anchor, text, 0, len(text))
-        if spans[0] == null:
-            return None
-        return {name: text[spans[i][0]:spans[i][1]] for name, i in names if spans[i] != null}
-    return search
-
-
 def _anchor_positions(p: bytes) -> list[int]:
     """Offsets of the `^` and `$` outside a character class (line anchors, in multiline mode)."""
     out, in_class, escaped = [], False, False
@@ -347,7 +319,7 @@ class Matcher:
             self.owners.append((kind, None))
         self.raw = raw
         self.regexes = _LazyRegexes(raw, re2.compile)   # compiled when a pattern first hits
-        self._search = _LazyRegexes(raw, lambda p: _searcher(re2.compile(p)))   # the confirmations
+        self._search = _LazyRegexes(raw, lambda p: re2direct.groups(re2.compile(p)))   # the confirmations
         # generic hints ("Error: ", "Traceback") are gated by their literals even when weak: they are
         # expected in any failing log, and whole they would slow every scan by a fifth
         hint_ids = frozenset(i for i, (kind, sig) in enumerate(self.owners) if sig is None)

@@ -118,39 +118,15 @@ def candidate_pairs(buf: bytes, hot: list[tuple[int, int, int]]) -> list[tuple[i
 
 # What str.strip() removes from ASCII text (str.isspace() holds for \x1c-\x1f, bytes.strip() skips them)
 _ASCII_SPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-_prefix_end = None
 
 
 def second_half(line: bytes) -> bytes:
     """The second line of a pair as it is joined: without its rank/timestamp/logger prefix and
     surrounding blanks, as `strip_prefix(line.decode("utf-8", "replace")).strip().encode()` gives it;
-    an ASCII line (almost all) without the decode, the re-encode and the re2 wrapper's match object."""
-    global _prefix_end
-    from signatures.normalise import strip_prefix
+    an ASCII line (almost all) without the decode and the re-encode."""
+    from signatures.normalise import _prefix_end, strip_prefix
 
     if not line.isascii():
         return strip_prefix(line.decode("utf-8", "replace")).strip().encode()
-    if _prefix_end is None:
-        _prefix_end = _make_prefix_end()
     end = _prefix_end(line)
     return (line[end:] if end > 0 else line).strip(_ASCII_SPACE)
-
-
-def _make_prefix_end():
-    """bytes -> where the prefix that strip_prefix removes ends (0 when there is none)."""
-    from signatures.normalise import _PREFIX
-
-    try:
-        import re2
-
-        match, anchor = _PREFIX._regexp.Match, re2._Anchor.ANCHOR_START
-    except (AttributeError, ImportError):
-        def slow(line: bytes) -> int:
-            m = _PREFIX.match(line)
-            return m.end() if m else 0
-        return slow
-
-    def fast(line: bytes) -> int:
-        end = match(anchor, line, 0, len(line))[0][1]
-        return end if end > 0 else 0
-    return fast

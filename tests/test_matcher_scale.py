@@ -93,19 +93,27 @@ def test_a_giant_line_is_kept_capped(m, tmp_path):
         assert len(text) <= M.MAX_TEXT
 
 
-def test_the_direct_re2_search_gives_the_wrappers_groups():
+def test_the_direct_re2_calls_give_the_wrappers_answers():
     """Confirmations call the re2 extension directly: the same named groups as the wrapper's
     groupdict (unset groups left out, order kept), None where it finds nothing; the wrapper path too."""
     import re2
 
+    from signatures import re2direct
+
     class Wrapped:                      # an re2 object without the extension's internals
         def __init__(self, rx):
-            self.search = rx.search
+            self.search, self.match = rx.search, rx.match
 
     rx = re2.compile(rb"(?P<b>x+)(y)?(?P<a>z)?(?P<c>\d*)")
     for text in (b"--xxz", b"xy", b"nothing", b"", b"x\xff\xfez9"):
         m = rx.search(text)
         want = None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}
-        assert M._searcher(rx)(text) == want
-        assert M._searcher(Wrapped(rx))(text) == want
-    assert list(M._searcher(rx)(b"xxz9")) == list(rx.search(b"xxz9").groupdict())    # the wrapper's order
+        assert re2direct.groups(rx)(text) == want
+        assert re2direct.groups(Wrapped(rx))(text) == want
+    assert list(re2direct.groups(rx)(b"xxz9")) == list(rx.search(b"xxz9").groupdict())    # the wrapper's order
+    for anchored in (False, True):
+        for text in (b"--xxz", b"xy", b"nothing", b"", b"x\xff"):
+            m = rx.match(text) if anchored else rx.search(text)
+            want = -1 if m is None else m.end()
+            assert re2direct.end(rx, anchored)(text) == want
+            assert re2direct.end(Wrapped(rx), anchored)(text) == want
