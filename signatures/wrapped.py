@@ -8,6 +8,8 @@ lines: linear time, no Python `re` on log text.
 """
 from __future__ import annotations
 
+from signatures.normalise import _prefix_end, strip_prefix
+
 # Words of failure messages, matched case-insensitively anywhere in a line. A superset is cheap (a
 # few more pairs joined); a word missing here loses a rescue, so the list leans wide. Each half of
 # a cut message is tested, so a word cut by the wrap is usually whole in the other half's context.
@@ -124,8 +126,6 @@ def second_half(line: bytes) -> bytes:
     """The second line of a pair as it is joined: without its rank/timestamp/logger prefix and
     surrounding blanks, as `strip_prefix(line.decode("utf-8", "replace")).strip().encode()` gives it;
     an ASCII line (almost all) without the decode and the re-encode."""
-    from signatures.normalise import _prefix_end, strip_prefix
-
     if not line.isascii():
         return strip_prefix(line.decode("utf-8", "replace")).strip().encode()
     end = _prefix_end(line)
