@@ -131,16 +131,14 @@ def detect(lines, root_frameworks=()) -> list[str]:
     is that framework's own message (see `implied`)."""
     s, owners = _marker_set()
     text = "\n".join(t[:400] for t in lines if t)
-    seen = {owners[i] for i in (s.Match(text) or [])} if text else set()
+    raw = text.encode("utf-8")       # once, as the re2 wrapper would for each str search of it
+    seen = {owners[i] for i in (s.Match(raw) or [])} if text else set()
     seen |= implied(root_frameworks)
     by_name = {e.name: e for e in ecosystems()}
-    raw = None
     for name in list(seen):
         e = by_name.get(name)
         if e and e.implies:
             unless = _unless_re(name)
-            if unless is not None and raw is None:
-                raw = text.encode("utf-8", "surrogatepass")     # once: a str search encodes the text each time
             if unless is None or unless.search(raw) is None:
                 seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
