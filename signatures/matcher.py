@@ -216,6 +216,21 @@ def _flags_prefix(text: str) -> int:
     return end + 1 if text.startswith("(?") and end > 2 and text[2:end].isalpha() else 0
 
 
+def _matches_empty(p: bytes) -> bool:
+    """Whether the pattern can match the empty string at the start of a line (probed with re2)."""
+    import re2
+
+    try:
+        rx = re2.compile(b"(?m)" + p)
+    except Exception:
+        return True
+    for probe in (b"", b"\n", b"a", b"A", b"0", b"_", b" ", b"-", b"[", b"\t"):
+        m = rx.search(probe)
+        if m is not None and m.start() == m.end() == 0:
+            return True
+    return False
+
+
 def loosen(p: bytes) -> bytes:
     """An anchored pattern as an unanchored one that matches on every line the original matches
     (a superset: re2 confirms each candidate line with the original pattern).
@@ -226,10 +241,14 @@ def loosen(p: bytes) -> bytes:
     newline, so they match where the anchors did, and the match still ends on the same line. A leading
     `^\\s*` becomes `\\s` (a newline or a blank before the rest): `\\n\\s*File` beside `\\n\\s*device=`
     in one database lost a frame, as the anchored forms did. Any other anchor is dropped (removing
-    an assertion only widens the match)."""
+    an assertion only widens the match), and so are all of them in a pattern that can match empty."""
     text = p.decode("ascii")
     start = _flags_prefix(text)
     out = []
+    if _matches_empty(p):      # an empty match at a line start would end on the \n before it: drop them all
+        for i in reversed(_anchor_positions(p)):
+            text = text[:i] + text[i + 1:]
+        return text.encode("ascii")
     for i in _anchor_positions(p):
         ch = text[i]
         if ch == "^":

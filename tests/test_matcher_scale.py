@@ -57,6 +57,7 @@ def test_loosened_patterns_find_their_lines_at_the_edges(m):
     assert (b"torch.OutOfMemoryError: CUDA out of", oom) in hits
     assert m._read_line(b'x File "b.py", line 4, in g', frame) is None
     assert M.loosen(rb"a^b") == b"ab" and M.loosen(rb"(?i)(?:^|\s)x$") == rb"(?i)(?:\n|\s)x\n"
+    assert M.loosen(rb"^\s*(?:x)?$") == rb"\s*(?:x)?"        # can match empty: anchors dropped, not \n
 
 
 def test_a_big_log_keeps_the_first_and_last_matches_of_a_pattern(m, tmp_path, monkeypatch):
