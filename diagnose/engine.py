@@ -411,7 +411,7 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
         d.family = "unknown"
     # Only unexplained logs (failure evidence, no signature; at most a wording guess): a clean-looking
     # log would cost a second read and scan each, a fifth of the time on a batch of mostly clean logs.
-    if not _unexplained(d) or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
+    if not (_unexplained(d) or _support_only(d, scan)) or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
         return d
     try:
         data = reader()
@@ -425,11 +425,17 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     rescued = ScanResult(matches=sorted(scan.matches + joined, key=lambda m: m.line), hints=scan.hints,
                          lines=scan.lines, bytes=scan.bytes, error=scan.error)
     d2 = decide(rescued, path)
-    if d2.family == "none" or _unexplained(d2):
+    if d2.family == "none" or _unexplained(d2) or _support_only(d2, rescued):
         return d
     d2.confidence = round(min(d2.confidence, 0.75), 2)
     d2.notes.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
     return d2
+
+
+def _support_only(d: Diagnosis, scan: ScanResult) -> bool:
+    """Decided by support evidence alone (a bare status code, a frame): a message cut in two by a
+    terminal may still name the failure exactly, so the wrapped-line rescue is worth its read."""
+    return any(m.signature.id == d.signature and m.signature.tier == "support" for m in scan.matches)
 
 
 def _unexplained(d: Diagnosis) -> bool:
