@@ -65,9 +65,16 @@ def _rank(m: Match):
 def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink]:
     """The cascade, root first. Every failure line after the root that the root explains is a
     `symptom` (a CUBLAS error on the poisoned context, a watchdog abort, a Python exception at an
-    unrelated line, a generic error line no signature knows), so a reviewer sees what to discount."""
+    unrelated line, a generic error line no signature knows, a shutdown or cancelled work), and so is
+    the framework's exception reporting a root that is not itself an exception line (wherever it
+    stands), so a reviewer sees what to discount."""
     seen, links = set(), []
     ordered = ([root] if root else []) + sorted((m for m in matches if m is not root), key=lambda m: m.line)
+    # lines where an exception was raised: when the root is not one (a kernel's assertion, a
+    # sanitizer report, an NCCL WARN line), an exception of its family elsewhere is the framework
+    # reporting the root again, wherever the paste put it
+    raised = {n for kind, n, _ in hints if kind == "exception"}
+    reraised = root is not None and root.line not in raised
     for m in ordered:
         key = (m.line, m.signature.family)
         if key in seen:
@@ -79,6 +86,9 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "demoted"
         elif m.signature.role == "benign":
             role = "benign"
+        elif (reraised and m.signature.family == root.signature.family and m.line in raised
+              and m.signature is not root.signature):
+            role = "symptom"         # the framework's exception for the root (RuntimeError: ... device-side assert)
         elif (root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom"
               and (m.line < root.line or m.signature is root.signature)):
             role = "detail"          # another line of the root's own family adds detail
@@ -86,6 +96,8 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "symptom"         # the same failure reported again by another layer, after the root
         elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
             role = "symptom"         # a consequence (by its role, or by coming after the root)
+        elif m.signature.role == "root" and root is not None and m.signature.tier == "support" != root.signature.tier:
+            role = "symptom"         # a bare code or frame beside a named failure reports it, it does not compete
         elif m.signature.role == "root":
             role = "competing"       # a root of another family that lost on priority
         else:
@@ -94,10 +106,13 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
     if root is not None:
         taken = {link.line for link in links}
         for kind, n, text in hints:
-            # error lines after the root, and the error-level summary a watchdog prints just before it
+            # error lines after the root, and the error-level summary a watchdog prints just before it;
+            # what the failure left behind (a shutdown, cancelled work, the other ranks killed) after it,
+            # at any log level
             near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
-            if (near and n not in taken and kind in FAILURE_HINTS and kind not in ("frame", "traceback")
-                    and line_level(text) is None):
+            after = n > root.line and kind == "consequence"
+            if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback")
+                                                      and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
         links = links[:1] + sorted(links[1:], key=lambda link: link.line)
