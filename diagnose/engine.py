@@ -75,10 +75,11 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
     # reporting the root again, wherever the paste put it
     raised = {n for kind, n, _ in hints if kind == "exception"}
     reraised = root is not None and root.line not in raised
+    frames = _frame_lines(hints)
     for m in ordered:
         key = (m.line, m.signature.family)
-        if key in seen:
-            continue
+        if key in seen or (m is not root and _passed_through(m, frames)):
+            continue             # a traceback frame is where a failure passed, not a line of the cascade
         seen.add(key)
         if m is root:
             role = "root"
@@ -119,6 +120,15 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
     return links[:50]
 
 
+def _frame_lines(hints) -> set[int]:
+    return {n for kind, n, _ in hints if kind == "frame"}
+
+
+def _passed_through(m: Match, frames: set[int]) -> bool:
+    """Support evidence on a traceback frame line (Python's, rich's box, IPython's form)."""
+    return m.signature.tier == "support" and (m.line in frames or bool(_FRAME.search(m.text) or _RICH_FRAME.search(m.text)))
+
+
 def decide(scan: ScanResult, path: str) -> Diagnosis:
     d = Diagnosis(path=path, lines=scan.lines, bytes=scan.bytes, error=scan.error)
     matches = scan.matches
@@ -143,6 +153,9 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     else:
         root = min(failures, key=_rank)
     sig = root.signature
+    # a traceback frame that did not decide is where the failure passed: not a fact or evidence line
+    frames = _frame_lines(scan.hints)
+    failures = [m for m in failures if m is root or not _passed_through(m, frames)]
 
     facts: dict = {}
     for m in sorted(failures, key=lambda m: (m.signature.family != sig.family, m is not root, m.line)):
@@ -168,6 +181,7 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_RICH_FRAME = re.compile(r'\.py:\d+,? in \w')   # rich's box ("│ /x.py:2050 in all_reduce"), IPython's ("File /x.py:126, in f")
 TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_")
 
 
