@@ -44,3 +44,10 @@ def test_an_allocation_retried_after_an_oom_is_still_an_oom():
     d = diagnose_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity)\n"
                       "retrying with batch size 16: succeeded after 1 retry\n")
     assert d.family == "oom"
+
+
+def test_a_failing_test_is_failure_evidence_never_none():
+    for line in ("FAIL: test_matmul_bf16 (__main__.TestOps)", "FAILED (failures=1)",
+                 "FAILED tests/test_ops.py::test_matmul[bf16] - assert 0.98 > 0.99", "==== 1 failed, 12 passed in 3.41s ===="):
+        d = diagnose_text("test_add (__main__.TestOps) ... ok\n" + line + "\n")
+        assert d.family != "none", line
