@@ -109,7 +109,7 @@ def raw_signatures(path: Path | None = None) -> list[dict]:
                 "id": sig_id, "family": family, "origin": codes[0].get("origin") or t.get("origin") or fixes[family][1],
                 "frameworks": list(t.get("frameworks", [])), "role": "root", "priority": priority,
                 "tier": tier,
-                "title": f"{t['title']} that means {family}" + (", with no message a signature knows" if tier == "support" else ""),
+                "title": f"{family}: {t['title']}" + (" (the code alone, no message a signature knows)" if tier == "support" else ""),
                 "patterns": patterns,
                 "explanation": (t["docs"].strip() + "\n\nThe codes of this table that point at "
                                 f"{family}: {listed}. Source: {', '.join(sources)}."),
