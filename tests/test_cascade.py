@@ -51,3 +51,13 @@ def test_a_bare_code_beside_a_named_failure_of_another_family_is_a_symptom_not_a
                       "memory space vmem. Used 65.05M of 64.00M vmem. Exceeded vmem capacity by 1.05M.\n")
     assert d.family == "shared-memory-exceeded" and d.root.line == 2, d.signature
     assert _roles(d)[1] == ("symptom", "oom.code.absl-status"), d.chain
+
+
+def test_a_flood_of_consequence_lines_never_hides_the_failure_between_them():
+    """Consequence lines are kept on the side (like progress lines): 50 cancelled requests before a
+    failure and 50 after it must not push the failure out of the hints the engine reads."""
+    log = ("Request cmpl-%d was cancelled\n" * 50) % tuple(range(50))
+    log += "Traceback (most recent call last):\nFooBarError: the widget frobnicated\n"
+    log += ("Request cmpl-%d was cancelled\n" * 50) % tuple(range(50, 100))
+    d = diagnose_text(log)
+    assert d.family != "none" and d.root and "FooBarError" in d.root.text, (d.family, d.root)
