@@ -150,6 +150,10 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     elif support:
         # the deepest frame of a traceback is its last: support evidence is read bottom-up
         root = max(support, key=lambda m: (m.line, m.signature.priority))
+        # a named message of the same family (a symptom signature) says more than the bare code or frame
+        named = [m for m in failures if m.signature.tier == "hard" and m.signature.family == root.signature.family]
+        if named:
+            root = min(named, key=_rank)
     else:
         root = min(failures, key=_rank)
     sig = root.signature

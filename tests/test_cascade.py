@@ -61,3 +61,13 @@ def test_a_flood_of_consequence_lines_never_hides_the_failure_between_them():
     log += ("Request cmpl-%d was cancelled\n" * 50) % tuple(range(50, 100))
     d = diagnose_text(log)
     assert d.family != "none" and d.root and "FooBarError" in d.root.text, (d.family, d.root)
+
+
+def test_a_named_message_of_the_same_family_is_the_root_over_a_bare_code():
+    """NCCL's 'unhandled cuda error' is a symptom signature; the same text also carries the result
+    code. With no hard root, the named message (the earliest) is the root, not the code's later copy."""
+    log = ("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8\n"
+           + "step\n" * 3
+           + "(pid=909597) RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8\n")
+    d = diagnose_text(log)
+    assert d.family == "collective-comm" and d.root.line == 1 and ".code." not in d.signature, (d.signature, d.root)
