@@ -25,3 +25,26 @@ def test_a_fact_a_signature_captured_is_not_repeated():
 def test_twins_are_numbered_and_typed():
     got = extract(["Shapes are [38,38] and [19,38] and [1,2] and [3,4]"])
     assert got == {"shape": [38, 38], "shape_2": [19, 38], "shape_3": [1, 2]}
+
+
+def test_the_prefilter_keeps_every_rule_that_matches():
+    """The hyperscan prefilter (extract runs re2 only for the rules it names) names every rule whose
+    own examples match, and extract gives the same facts with it as without it."""
+    pytest.importorskip("hyperscan")
+    from signatures import generic_facts as g
+
+    maybe = g._may_match()
+    assert maybe is not None
+    rules = g.load()
+    lines = [ex["line"] for r in rules for ex in r.match] + [line for r in rules for line in r.no_match]
+    for i, (rule, rx) in enumerate(zip(rules, g._compiled())):
+        for line in lines:
+            if rx.search(line) is not None:
+                assert i in maybe(line), (rule.pattern, line)
+    with_filter = [g.extract([line]) for line in lines]
+    saved = g._maybe
+    try:
+        g._maybe = False            # no prefilter: every rule on every line
+        assert [g.extract([line]) for line in lines] == with_filter
+    finally:
+        g._maybe = saved
