@@ -152,24 +152,42 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     return d
 
 
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_")
-
-
 def _generic_facts(lines: list[str], known: dict, hints, root_line: int) -> dict:
     """Facts the signature did not capture, from the failure's own lines (signatures/facts.toml), and
-    the source location: the innermost traceback frame above the root that is not a temporary file."""
-    from signatures.generic_facts import extract
+    the source location from the traceback frames the scan kept above the root: the program's own
+    innermost frame (`source`), and the innermost frame when that is in a package (`raised_at`)."""
+    from signatures.generic_facts import extract, frames_from_hints
 
     found = extract(lines, known)
-    frames = [h for h in hints if h[0] == "frame" and h[1] <= root_line]
-    for _, _, text in reversed(frames):
-        m = _FRAME.search(text)
-        if m and not any(t in m[1] for t in TEMP_DIRS):
-            if "source" not in known:
-                found["source"] = f"{m[1]}:{m[2]}"
-            break
+    frames = [h[2] for h in hints if h[0] == "frame" and h[1] <= root_line]
+    for k, v in frames_from_hints(frames).items():
+        if k not in known:
+            found[k] = v
     return found
+
+
+def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
+    """Facts from the text around the root, which decide() (reading only the lines signatures and
+    hints kept) cannot see: the lines that continue the root's message, the stack frames of a small
+    log read whole (Python above the root, Julia below), the whole-log facts (a build command's arch,
+    both driver versions of a mismatch, the GPU's name); then how the log spelled each size."""
+    from signatures.generic_facts import context, extract, extract_log, fact_texts, source_location
+
+    root = d.root
+    if lines is not None and root is not None:
+        after = context(lines, root.line)
+        for k, v in extract(after, d.facts).items():
+            d.facts.setdefault(k, v)
+        where = source_location(lines, root.line)
+        if where:                  # the whole stack, where the scan kept only some of its frames
+            d.facts.pop("raised_at", None)
+            d.facts.update(where)
+        for k, v in extract_log(lines, d.facts).items():
+            d.facts.setdefault(k, v)
+        spelled_in = [root.text] + after + [e.text for e in d.evidence]
+    else:
+        spelled_in = ([root.text] if root else []) + [e.text for e in d.evidence] + [c.text for c in d.chain]
+    d.fact_text = fact_texts(d.facts, spelled_in)
 
 
 def _readings(d: Diagnosis) -> Diagnosis:
@@ -329,6 +347,7 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     d = _readings(_decide_scan(scan, path, matcher, reader))
     root_line = d.root.line if d.root else None
     lines = _whole_text(scan, d, reader)
+    _whole_log_facts(d, lines)
     if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
         lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
         lines += [e.text for e in d.evidence] + ([d.root.text] if d.root else [])
@@ -357,7 +376,8 @@ def _whole_text(scan: ScanResult, d: Diagnosis, reader) -> list[str] | None:
     if not data:
         return None
     text = normalise_chunk(data[:WHOLE_TEXT_MAX]).decode("utf-8", "replace")
-    return [line[:400] for line in text.split("\n")]
+    # a long line keeps its head and its tail (a sanitizer frame ends with the file:line)
+    return [line if len(line) <= 600 else line[:400] + " ... " + line[-200:] for line in text.split("\n")]
 
 
 def _signature(sig_id, scan: ScanResult, matcher):

@@ -64,6 +64,8 @@ _CC_DOTTED = re2.compile(r"(\d{1,2})\.(\d)([af]?)")
 def parse_cc(text: str) -> str | None:
     """'sm_90a' -> '9.0a'; 'compute_86' -> '8.6'; '8.0' -> '8.0'; '120' -> '12.0'."""
     t = text.strip().strip("'\"")
+    if t.lower().startswith("gfx"):
+        return t.lower()             # an AMD target (gfx90a) is its own name
     m = _CC_DOTTED.fullmatch(t)
     if m:
         return f"{int(m[1])}.{m[2]}{m[3]}"
@@ -105,7 +107,7 @@ def parse_int(text: str) -> int | str:
         return text.strip()
 
 
-_INT_NAMES = {"line", "rank", "errno", "pid", "code", "xid", "world_size", "seq", "timeout_ms"}
+_INT_NAMES = {"line", "rank", "errno", "pid", "code", "xid", "world_size", "seq", "timeout_ms", "limit"}
 _INT_SUFFIXES = ("_line", "_count", "_int", "_code", "_num", "_ms", "_s", "_rank", "_size_int")
 
 

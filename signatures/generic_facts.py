@@ -1,8 +1,20 @@
 """Generic facts (signatures/facts.toml): kernel names, amounts, file:line, shapes, dtypes, archs,
 codes, libraries, devices, grid and block, read from a failure's own lines whatever its signature.
 
-Run on the handful of lines of a diagnosis (its root and the lines of the same failure), never on
-whole logs; re2, so linear in those lines.
+Three readings, all re2 (linear in what they read):
+
+- `extract(lines)`: the `line` rules over the root and the lines of the same failure (the lines a
+  signature of the root's family matched, and the lines that continue the root's message);
+- `extract_log(lines)`: the `log` rules (a build command's -arch, the driver versions of a mismatch,
+  the GPU's name) over every line of a small failing log, only for facts no failure line gave;
+- `source_location(lines, root)`: the failing source line, from the traceback frames above the root
+  (Python) or the stack trace below it (Julia): the innermost frame of the program itself, not a
+  temporary file or an installed package, when one exists (`source`), and the innermost frame when
+  that is elsewhere (`raised_at`).
+
+`context(lines, root)` picks the lines that continue the root's message. `fact_texts` keeps how the
+log wrote each size, so reports say "2.26 GiB" or "131072 bytes" as the log does (the byte count
+stays in the facts for machines).
 """
 from __future__ import annotations
 
@@ -10,10 +22,14 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from signatures.facts import fact_kind, normalise
+from signatures.facts import fact_kind, normalise, parse_bytes
 
 TABLE = Path(__file__).parent / "facts.toml"
 MAX_TWINS = 3          # shape, shape_2, shape_3
+SCOPES = ("line", "log")
+CONTEXT_AFTER = 12     # lines after the root read as its continuation (blank lines and stack frames skipped)
+CONTEXT_KEEP = 8       # at most this many of them
+LOG_MAX_LINES = 20000  # a whole-log reading stops here (small logs only reach it)
 
 
 @dataclass(frozen=True)
@@ -22,9 +38,10 @@ class FactRule:
     docs: str
     match: tuple            # ({"line", "facts"}, ...)
     no_match: tuple
+    scope: str = "line"
 
 
-_rules: list | None = None
+_rules: dict | None = None
 
 
 def load(path: Path = TABLE) -> list[FactRule]:
@@ -36,43 +53,235 @@ def load(path: Path = TABLE) -> list[FactRule]:
             raise ValueError(f"{where}: needs a 'pattern' string and 'docs'")
         if not row.get("match") or not row.get("no_match"):
             raise ValueError(f"{where}: needs 'match' examples (line and facts) and 'no_match' lines")
-        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"])))
+        scope = row.get("scope", "line")
+        if scope not in SCOPES:
+            raise ValueError(f"{where}: scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope))
     return out
 
 
-def _compiled():
+def _compiled(scope: str = "line"):
     global _rules
     if _rules is None:
         import re2
 
-        _rules = [re2.compile(r.pattern) for r in load()]
-    return _rules
+        _rules = {s: [] for s in SCOPES}
+        for r in load():
+            _rules[r.scope].append(re2.compile(r.pattern))
+    return _rules[scope]
 
 
 def _value(name: str, text: str):
     if fact_kind(name) == "cc":
         text = text.replace(", ", ".")
-    return normalise(name, text)
+    value = normalise(name, text)
+    if name == "kernel" and isinstance(value, str) and "<" in value and value.endswith(">"):
+        value = value[: value.index("<")] + "<...>"     # template arguments: the name is what tells kernels apart
+    return value
 
 
-def extract(lines: list[str], known: dict | None = None) -> dict:
-    """Facts found in `lines` that are not already in `known` (by name or by value)."""
+def _add(found: dict, known: dict, values: list, name: str, value) -> None:
+    if repr(value) in values:
+        return
+    free = [k for k in [name] + [f"{name}_{i}" for i in range(2, MAX_TWINS + 1)] if k not in known and k not in found]
+    if free:
+        found[free[0]] = value
+        values.append(repr(value))
+
+
+def _read(lines, rules, known: dict | None, only_new_names: bool = False) -> dict:
     known = dict(known or {})
     values = [repr(v) for v in known.values()]
     found: dict = {}
     for text in lines:
-        for rx in _compiled():
+        for rx in rules:
             for m in rx.finditer(text):
                 for name, raw in m.groupdict().items():
-                    if raw is None:
+                    if raw is None or (only_new_names and name in known):
                         continue
-                    value = _value(name, raw)
-                    if repr(value) in values:
-                        continue
-                    free = [k for k in [name] + [f"{name}_{i}" for i in range(2, MAX_TWINS + 1)]
-                            if k not in known and k not in found]
-                    if not free:
-                        continue
-                    found[free[0]] = value
-                    values.append(repr(value))
+                    _add(found, known, values, name, _value(name, raw))
+    for name, value in list(known.items()) + list(found.items()):
+        base = name.split("_")[0]
+        if base not in ("kernel", "symbol") or not isinstance(value, str):
+            continue
+        readable = demangle(value)
+        if readable and f"{base}_name" not in known and f"{base}_name" not in found:
+            found[f"{base}_name"] = readable
     return found
+
+
+def extract(lines: list[str], known: dict | None = None) -> dict:
+    """Facts found in `lines` that are not already in `known` (by name or by value)."""
+    return _read(lines, _compiled("line"), known)
+
+
+def extract_log(lines: list[str], known: dict | None = None) -> dict:
+    """The whole-log facts (scope = "log") of a failing log, for names no failure line gave."""
+    rules = _compiled("log")
+    return _read(lines[:LOG_MAX_LINES], rules, known, only_new_names=True) if rules else {}
+
+
+# -- the root's continuation -------------------------------------------------------------------
+
+_NEW_MESSAGE = ("Traceback (most recent call last)", "During handling of the above exception",
+                "The above exception was the direct cause")
+
+
+def context(lines: list[str], root_line: int) -> list[str]:
+    """The lines after the root (1-based `root_line` in `lines`) that continue its message: a wrapped
+    tail, the address and kernel under a sanitizer report, the file:line a C++ runtime prints after
+    its error. Stops at a new traceback; Python stack frames are skipped (source_location reads them)."""
+    from signatures.normalise import strip_prefix
+
+    out = []
+    for text in lines[root_line: root_line + CONTEXT_AFTER]:
+        t = strip_prefix(text).strip().lstrip("=#> ").strip()
+        if not t:
+            continue
+        if t.startswith(_NEW_MESSAGE):
+            break
+        if t.startswith('File "'):
+            continue
+        out.append(t)
+        if len(out) >= CONTEXT_KEEP:
+            break
+    return out
+
+
+# -- where it failed -------------------------------------------------------------------------
+
+TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_", "/var/folders/")
+LIBRARY_DIRS = ("site-packages/", "dist-packages/", "/lib/python3", "/lib/python2", "\\Lib\\", "/usr/lib/",
+                "/.julia/packages/", "/.julia/juliaup/", "/share/julia/", "/conda-bld/")
+_PY_FRAME = None
+_JL_FRAME = None
+
+
+def _frame_rx():
+    global _PY_FRAME, _JL_FRAME
+    if _PY_FRAME is None:
+        import re2
+
+        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)')
+        # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
+        _JL_FRAME = re2.compile(r'^\s*@ (\w+) (\S+\.jl):(\d+)')
+    return _PY_FRAME, _JL_FRAME
+
+
+def _pick(frames: list[tuple[str, str]]) -> dict:
+    """frames innermost first: the innermost of the program's own (not temporary, not a package) is
+    `source`; the innermost non-temporary one is `raised_at` when it is somewhere else."""
+    real = [f for f in frames if not any(t in f[0] for t in TEMP_DIRS)]
+    if not real:
+        return {}
+    own = [f for f in real if not any(d in f[0].replace("\\", "/") for d in LIBRARY_DIRS)]
+    chosen = own[0] if own else real[0]
+    out = {"source": f"{chosen[0]}:{chosen[1]}"}
+    if chosen is not real[0]:
+        out["raised_at"] = f"{real[0][0]}:{real[0][1]}"
+    return out
+
+
+def source_location(lines: list[str], root_line: int) -> dict:
+    """`source` (and `raised_at`) from the stack above the root (Python: innermost last) or, when the
+    root has none, the Julia stack trace below it (innermost first, Base and Core skipped)."""
+    py, jl = _frame_rx()
+    frames = []
+    for text in lines[max(0, root_line - 400): root_line]:
+        if "File \"" in text:
+            m = py.search(text)
+            if m:
+                frames.append((m[1], m[2]))
+    if frames:
+        return _pick(frames[::-1])
+    jframes = []
+    for text in lines[root_line: root_line + 60]:
+        if "@ " in text:
+            m = jl.search(text)
+            if m and m[1] not in ("Base", "Core") and not m[2].startswith("./"):
+                jframes.append((m[2], m[3]))
+    return _pick(jframes)
+
+
+def frames_from_hints(frame_texts: list[str]) -> dict:
+    """The same choice over the traceback frames a big log's scan kept (innermost last)."""
+    py, _ = _frame_rx()
+    frames = [(m[1], m[2]) for t in frame_texts for m in [py.search(t)] if m]
+    return _pick(frames[::-1])
+
+
+# -- mangled names -----------------------------------------------------------------------------
+
+_CTOR = {"C1", "C2", "C3", "D0", "D1", "D2"}
+_SUBST = {"St": "std", "Sa": "std::allocator", "Ss": "std::string"}
+
+
+def demangle(symbol: str) -> str | None:
+    """The qualified name of an Itanium-mangled symbol, without its parameters: '_Z10add_kernelPfS_i'
+    -> 'add_kernel'; '_ZN3c105ErrorC1ENS_14SourceLocationE' -> 'c10::Error::Error'. None when the text
+    is not a mangled name this reading understands (then the symbol is shown as the log wrote it)."""
+    s = symbol.strip()
+    if not s.startswith("_Z") or len(s) > 4096:
+        return None
+    i, parts = 2, []
+    nested = s[i:i + 1] == "N"
+    if nested:
+        i += 1
+        while i < len(s) and s[i] in "KVrLO":       # cv / ref qualifiers of a member function
+            i += 1
+    while i < len(s):
+        if s[i].isdigit():
+            j = i
+            while j < len(s) and s[j].isdigit():
+                j += 1
+            n = int(s[i:j])
+            if n <= 0 or j + n > len(s):
+                return None
+            parts.append(s[j:j + n])
+            i = j + n
+        elif s[i:i + 2] in _SUBST and not parts:
+            parts.append(_SUBST[s[i:i + 2]])
+            i += 2
+        elif s[i:i + 2] in _CTOR and parts:
+            parts.append(("~" if s[i] == "D" else "") + parts[-1])
+            i += 2
+        elif s[i] == "I" and parts:                  # template arguments: skip to the matching E
+            depth, i = 1, i + 1
+            while i < len(s) and depth:
+                depth += {"I": 1, "E": -1}.get(s[i], 0)
+                i += 1
+            parts[-1] += "<...>"
+        else:
+            break
+        if not nested:
+            break
+    if not parts:
+        return None
+    name = "::".join(parts)
+    return name if name != s else None
+
+
+# -- how the log wrote each size ---------------------------------------------------------------
+
+_SIZE_TOKEN = None
+
+
+def fact_texts(facts: dict, lines: list[str]) -> dict:
+    """{name: text} for each size fact whose byte count a size in `lines` spells (the first such
+    spelling): '2.26 GiB', '131072 bytes', '21.90G', '0xc000'. Sizes the log never wrote are left out."""
+    global _SIZE_TOKEN
+    wanted = {k: v for k, v in facts.items() if fact_kind(k) == "bytes" and isinstance(v, int) and not isinstance(v, bool)}
+    if not wanted:
+        return {}
+    if _SIZE_TOKEN is None:
+        import re2
+
+        _SIZE_TOKEN = re2.compile(r"(?i)(?:0x[0-9a-f]+|\d[\d,]*(?:\.\d+)?)(?: ?(?:[kmgt]i?b\b|bytes?\b|[kmgt]\b))?")
+    spelled: dict[int, str] = {}
+    for text in lines:
+        for m in _SIZE_TOKEN.finditer(text):
+            token = m[0]
+            n = parse_bytes(token)
+            if n is not None and n not in spelled:
+                spelled[n] = token
+    return {k: spelled[v] for k, v in wanted.items() if v in spelled}

@@ -2,7 +2,7 @@
 import pytest
 import re2
 
-from signatures.generic_facts import extract, load
+from signatures.generic_facts import extract, extract_log, load
 
 RULES = load()
 
@@ -10,7 +10,7 @@ RULES = load()
 @pytest.mark.parametrize("rule", RULES, ids=[r.pattern[:50] for r in RULES])
 def test_generic_fact_examples(rule):
     for ex in rule.match:
-        got = extract([ex["line"]])
+        got = extract_log([ex["line"]]) if rule.scope == "log" else extract([ex["line"]])
         for k, v in ex["facts"].items():
             assert got.get(k) == v, f"{ex['line']!r}: {k} = {got.get(k)!r}, want {v!r} (got {got})"
     for line in rule.no_match:
