@@ -48,12 +48,14 @@ UNKNOWN_NEXT = (
 )
 
 
-def fill(templates, facts: dict) -> str:
-    """The first template whose {fact} names are all known, with the facts rendered for a reader."""
+def fill(templates, facts: dict, texts: dict | None = None) -> str:
+    """The first template whose {fact} names are all known, with the facts rendered for a reader (a size
+    as the log wrote it when `texts` has it)."""
+    texts = texts or {}
     for template in templates:
         names = re.findall(r"\{(\w+)\}", template)
         if all(n in facts for n in names):
-            return re.sub(r"\{(\w+)\}", lambda m: render(m[1], facts[m[1]]), template)
+            return re.sub(r"\{(\w+)\}", lambda m: render(m[1], facts[m[1]], texts.get(m[1])), template)
     return re.sub(r"\{(\w+)\}", "?", templates[-1]) if templates else ""
 
 
@@ -142,8 +144,9 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.root = Line(root.line, root.text)
     d.chain = _chain(root, matches, scan.hints)
     d.facts = facts
-    d.fix = fill(sig.fix, facts)
-    d.next_step = fill((sig.next_step,), facts)
+    d.fact_text = _fact_texts(facts, [root.text] + same)
+    d.fix = fill(sig.fix, facts, d.fact_text)
+    d.next_step = fill((sig.next_step,), facts, d.fact_text)
     d.explanation = sig.explanation
     d.references = list(sig.references)
     d.frameworks = list(sig.frameworks)
@@ -164,6 +167,12 @@ def _generic_facts(lines: list[str], known: dict, hints, root_line: int) -> dict
         if k not in known:
             found[k] = v
     return found
+
+
+def _fact_texts(facts: dict, lines: list[str]) -> dict:
+    from signatures.generic_facts import fact_texts
+
+    return fact_texts(facts, lines)
 
 
 def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
@@ -187,7 +196,7 @@ def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
         spelled_in = [root.text] + after + [e.text for e in d.evidence]
     else:
         spelled_in = ([root.text] if root else []) + [e.text for e in d.evidence] + [c.text for c in d.chain]
-    d.fact_text = fact_texts(d.facts, spelled_in)
+    d.fact_text = {**fact_texts(d.facts, spelled_in), **d.fact_text}
 
 
 def _readings(d: Diagnosis) -> Diagnosis:
@@ -397,11 +406,11 @@ def _variants(d: Diagnosis, sig) -> None:
     order = lookup_order(d.ecosystems)
     for eco in order:
         if eco in fixes and _fillable(fixes[eco], d.facts):
-            d.fix = fill(fixes[eco], d.facts)
+            d.fix = fill(fixes[eco], d.facts, d.fact_text)
             break
     for eco in order:
         if eco in nexts and _fillable((nexts[eco],), d.facts):
-            d.next_step = fill((nexts[eco],), d.facts)
+            d.next_step = fill((nexts[eco],), d.facts, d.fact_text)
             break
 
 

@@ -148,9 +148,19 @@ def normalise(name: str, text: str):
     return text.strip() if value is None else value
 
 
-def render(name: str, value) -> str:
-    """How a fact reads inside fix text."""
+def spelled(text: str) -> str:
+    """A size as the log wrote it, for a reader: '2.26 GiB' and '21.90G' as they are, a bare count
+    with its unit ('131072' -> '131072 bytes', '0xc000' -> '0xc000 bytes')."""
+    t = " ".join(text.split())
+    return t + " bytes" if t and (t[-1].isdigit() or t.lower().startswith("0x") and t[-1] not in "bBsS") else t
+
+
+def render(name: str, value, text: str | None = None) -> str:
+    """How a fact reads inside fix text and reports. `text` is how the log wrote it (Diagnosis.fact_text):
+    a size is shown in the log's own unit when the log wrote it, in binary units when it did not."""
     if fact_kind(name) == "bytes" and isinstance(value, int):
+        if text and parse_bytes(text) == value:
+            return spelled(text)
         return format_bytes(value)
     if fact_kind(name) == "cc" and isinstance(value, str) and value[:1].isdigit():
         return f"sm_{value.replace('.', '')}"
