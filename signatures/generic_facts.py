@@ -124,7 +124,8 @@ def extract_log(lines: list[str], known: dict | None = None) -> dict:
 # -- the root's continuation -------------------------------------------------------------------
 
 _NEW_MESSAGE = ("Traceback (most recent call last)", "During handling of the above exception",
-                "The above exception was the direct cause")
+                "The above exception was the direct cause", "Stacktrace:", "stack traceback:")
+_FRAME_LINE = ('File "', "@ ", "[C]:", "in function ")
 
 
 def context(lines: list[str], root_line: int) -> list[str]:
@@ -140,11 +141,14 @@ def context(lines: list[str], root_line: int) -> list[str]:
             continue
         if t.startswith(_NEW_MESSAGE):
             break
-        if t.startswith('File "'):
+        if t.startswith(_FRAME_LINE) or ": in function " in t:
             continue
         out.append(t)
         if len(out) >= CONTEXT_KEEP:
             break
+    if out and 0 < root_line <= len(lines):
+        # the root joined with its first continuation: "CompilationError: at 1:0:" / "def _kernel(..."
+        out.append(lines[root_line - 1].rstrip() + " " + out[0])
     return out
 
 
@@ -164,7 +168,7 @@ def _frame_rx():
 
         _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)')
         # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
-        _JL_FRAME = re2.compile(r'^\s*@ (\w+) (\S+\.jl):(\d+)')
+        _JL_FRAME = re2.compile(r'^\s*@ (?:(\w+) )?(\S+\.jl):(\d+)')
     return _PY_FRAME, _JL_FRAME
 
 
