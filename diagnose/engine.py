@@ -191,11 +191,13 @@ def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
         if where:                  # the whole stack, where the scan kept only some of its frames
             d.facts.pop("raised_at", None)
             d.facts.update(where)
-        for k, v in extract_log(lines, d.facts).items():
+        family = d.signature[len("fallback."):] if (d.signature or "").startswith("fallback.") else d.family
+        for k, v in extract_log(lines, d.facts, root.line, family).items():
             d.facts.setdefault(k, v)
-        spelled_in = [root.text] + after + [e.text for e in d.evidence]
+        spelled_in = [root.text] + after
     else:
-        spelled_in = ([root.text] if root else []) + [e.text for e in d.evidence] + [c.text for c in d.chain]
+        spelled_in = [root.text] if root else []
+    spelled_in += [c.text for c in d.chain if c.role in ("root", "detail")][:MAX_FACT_LINES]
     d.fact_text = {**fact_texts(d.facts, spelled_in), **d.fact_text}
 
 

@@ -30,6 +30,7 @@ SCOPES = ("line", "log")
 CONTEXT_AFTER = 12     # lines after the root read as its continuation (blank lines and stack frames skipped)
 CONTEXT_KEEP = 8       # at most this many of them
 LOG_MAX_LINES = 20000  # a whole-log reading stops here (small logs only reach it)
+LOG_BEFORE, LOG_AFTER = 200, 40   # the window of a whole-log reading around the root
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,13 @@ class FactRule:
     match: tuple            # ({"line", "facts"}, ...)
     no_match: tuple
     scope: str = "line"
+    families: tuple = ()    # a `log` rule runs only for diagnoses of these families
 
 
 _rules: dict | None = None
+_table: list | None = None
+_sets: dict | None = None
+_log_by_family: dict = {}
 
 
 def load(path: Path = TABLE) -> list[FactRule]:
@@ -56,19 +61,69 @@ def load(path: Path = TABLE) -> list[FactRule]:
         scope = row.get("scope", "line")
         if scope not in SCOPES:
             raise ValueError(f"{where}: scope must be one of {', '.join(SCOPES)}, not {scope!r}")
-        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope))
+        families = tuple(row.get("families", ()))
+        if scope == "log" and not families:
+            raise ValueError(f"{where}: a whole-log rule names the families it is read for ('families')")
+        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope, families))
     return out
 
 
+def _loaded() -> list[FactRule]:
+    global _table
+    if _table is None:
+        _table = load()
+    return _table
+
+
 def _compiled(scope: str = "line"):
-    global _rules
+    """The scope's rules, and one re2 Set of them that says which rules can match a text (one pass
+    instead of one search per rule)."""
+    global _rules, _sets
     if _rules is None:
         import re2
 
-        _rules = {s: [] for s in SCOPES}
-        for r in load():
-            _rules[r.scope].append(re2.compile(r.pattern))
+        rules = {s: [] for s in SCOPES}
+        sets = {}
+        for r in _loaded():
+            # "(?m)": a whole-log rule reads a window of lines as one text
+            rules[r.scope].append(re2.compile(("(?m)" if r.scope == "log" else "") + r.pattern))
+        for scope_, rxs in rules.items():
+            opts = re2.Options()
+            opts.max_mem = 64 << 20         # a Set out of memory says "no match" silently (notes.md)
+            rset = re2.Set.SearchSet(opts)
+            for r in _loaded():
+                if r.scope == scope_:
+                    rset.Add("(?m)" + r.pattern)
+            rset.Compile()
+            sets[scope_] = rset
+        _rules, _sets = rules, sets
     return _rules[scope]
+
+
+def _candidates(scope: str, text: str) -> list:
+    _compiled(scope)
+    hit = _sets[scope].Match(text)
+    return [_rules[scope][i] for i in sorted(hit)] if hit else []
+
+
+def _log_rules(family: str | None):
+    """The whole-log rules read for a family (all of them when family is None), and their Set."""
+    if family not in _log_by_family:
+        import re2
+
+        _compiled("log")
+        chosen = [(r, rx) for r, rx in zip([r for r in _loaded() if r.scope == "log"], _rules["log"])
+                  if family is None or family in r.families]
+        rset = None
+        if chosen:
+            opts = re2.Options()
+            opts.max_mem = 64 << 20
+            rset = re2.Set.SearchSet(opts)
+            for r, _ in chosen:
+                rset.Add("(?m)" + r.pattern)
+            rset.Compile()
+        _log_by_family[family] = ([rx for _, rx in chosen], rset)
+    return _log_by_family[family]
 
 
 def _value(name: str, text: str):
@@ -89,11 +144,29 @@ def _add(found: dict, known: dict, values: list, name: str, value) -> None:
         values.append(repr(value))
 
 
-def _read(lines, rules, known: dict | None, only_new_names: bool = False) -> dict:
+def _read_text(text: str, rules, known: dict | None) -> dict:
+    """Whole-log rules over one text: only names `known` lacks."""
     known = dict(known or {})
     values = [repr(v) for v in known.values()]
     found: dict = {}
-    for text in lines:
+    for rx in rules:
+        for m in rx.finditer(text):
+            for name, raw in m.groupdict().items():
+                if raw is not None and name not in known and name not in found:
+                    _add(found, known, values, name, _value(name, raw))
+    return found
+
+
+def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -> dict:
+    """One Set pass over the lines joined says which rules can match; only those are run, a line at a
+    time for `line` rules (a fact never spans two lines), over the joined window for `log` rules."""
+    known = dict(known or {})
+    values = [repr(v) for v in known.values()]
+    found: dict = {}
+    joined = "\n".join(lines)
+    rules = _candidates(scope, joined) if joined else []
+    texts = [joined] if scope == "log" else (lines if rules else [])
+    for text in texts:
         for rx in rules:
             for m in rx.finditer(text):
                 for name, raw in m.groupdict().items():
@@ -112,13 +185,25 @@ def _read(lines, rules, known: dict | None, only_new_names: bool = False) -> dic
 
 def extract(lines: list[str], known: dict | None = None) -> dict:
     """Facts found in `lines` that are not already in `known` (by name or by value)."""
-    return _read(lines, _compiled("line"), known)
+    return _read(lines, "line", known)
 
 
-def extract_log(lines: list[str], known: dict | None = None) -> dict:
-    """The whole-log facts (scope = "log") of a failing log, for names no failure line gave."""
-    rules = _compiled("log")
-    return _read(lines[:LOG_MAX_LINES], rules, known, only_new_names=True) if rules else {}
+def extract_log(lines: list[str], known: dict | None = None, root_line: int | None = None,
+                family: str | None = None) -> dict:
+    """The whole-log facts (scope = "log") of a failing log of `family`, for names no failure line
+    gave: read in the LOG_BEFORE lines before the root and LOG_AFTER after it (all of `lines` without
+    a root), one Set pass over that window first, so a log none of them can match costs one scan."""
+    rules, rset = _log_rules(family)
+    if not rules:
+        return {}
+    if root_line is not None:
+        lines = lines[max(0, root_line - LOG_BEFORE): root_line + LOG_AFTER]
+    text = "\n".join(lines[:LOG_MAX_LINES])
+    hit = rset.Match(text) if text else None
+    if not hit:
+        return {}
+    found = _read_text(text, [rules[i] for i in sorted(hit)], known)
+    return found                    # no twins: the first line that says it wins
 
 
 # -- the root's continuation -------------------------------------------------------------------
@@ -154,7 +239,7 @@ def context(lines: list[str], root_line: int) -> list[str]:
 
 # -- where it failed -------------------------------------------------------------------------
 
-TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_", "/var/folders/")
+TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "<stdin>", "torchinductor_", "/var/folders/")
 LIBRARY_DIRS = ("site-packages/", "dist-packages/", "/lib/python3", "/lib/python2", "\\Lib\\", "/usr/lib/",
                 "/.julia/packages/", "/.julia/juliaup/", "/share/julia/", "/conda-bld/")
 _PY_FRAME = None
@@ -172,46 +257,50 @@ def _frame_rx():
     return _PY_FRAME, _JL_FRAME
 
 
-def _pick(frames: list[tuple[str, str]]) -> dict:
-    """frames innermost first: the innermost of the program's own (not temporary, not a package) is
-    `source`; the innermost non-temporary one is `raised_at` when it is somewhere else."""
-    real = [f for f in frames if not any(t in f[0] for t in TEMP_DIRS)]
-    if not real:
-        return {}
-    own = [f for f in real if not any(d in f[0].replace("\\", "/") for d in LIBRARY_DIRS)]
-    chosen = own[0] if own else real[0]
-    out = {"source": f"{chosen[0]}:{chosen[1]}"}
-    if chosen is not real[0]:
-        out["raised_at"] = f"{real[0][0]}:{real[0][1]}"
-    return out
+def _pick(frames) -> dict:
+    """frames (an iterable of (file, line)) innermost first: the innermost of the program's own (not
+    temporary, not a package) is `source`; the innermost non-temporary one is `raised_at` when it is
+    somewhere else. Reads no further than the program's own innermost frame."""
+    first = None
+    for f in frames:
+        if any(t in f[0] for t in TEMP_DIRS):
+            continue
+        if first is None:
+            first = f
+        if not any(d in f[0].replace("\\", "/") for d in LIBRARY_DIRS):
+            out = {"source": f"{f[0]}:{f[1]}"}
+            if f is not first:
+                out["raised_at"] = f"{first[0]}:{first[1]}"
+            return out
+    return {"source": f"{first[0]}:{first[1]}"} if first else {}
 
 
 def source_location(lines: list[str], root_line: int) -> dict:
     """`source` (and `raised_at`) from the stack above the root (Python: innermost last) or, when the
     root has none, the Julia stack trace below it (innermost first, Base and Core skipped)."""
     py, jl = _frame_rx()
-    frames = []
-    for text in lines[max(0, root_line - 400): root_line]:
-        if "File \"" in text:
-            m = py.search(text)
-            if m:
-                frames.append((m[1], m[2]))
-    if frames:
-        return _pick(frames[::-1])
-    jframes = []
-    for text in lines[root_line: root_line + 60]:
-        if "@ " in text:
-            m = jl.search(text)
-            if m and m[1] not in ("Base", "Core") and not m[2].startswith("./"):
-                jframes.append((m[2], m[3]))
-    return _pick(jframes)
+
+    def python_frames():          # innermost first: upwards from the root
+        for text in reversed(lines[max(0, root_line - 400): root_line]):
+            if 'File "' in text:
+                m = py.search(text)
+                if m:
+                    yield (m[1], m[2])
+
+    def julia_frames():           # innermost first: downwards from the root
+        for text in lines[root_line: root_line + 60]:
+            if "@ " in text:
+                m = jl.search(text)
+                if m and m[1] not in ("Base", "Core") and not m[2].startswith("./"):
+                    yield (m[2], m[3])
+
+    return _pick(python_frames()) or _pick(julia_frames())
 
 
 def frames_from_hints(frame_texts: list[str]) -> dict:
     """The same choice over the traceback frames a big log's scan kept (innermost last)."""
     py, _ = _frame_rx()
-    frames = [(m[1], m[2]) for t in frame_texts for m in [py.search(t)] if m]
-    return _pick(frames[::-1])
+    return _pick((m[1], m[2]) for t in reversed(frame_texts) for m in [py.search(t)] if m)
 
 
 # -- mangled names -----------------------------------------------------------------------------
@@ -272,7 +361,8 @@ _SIZE_TOKEN = None
 
 def fact_texts(facts: dict, lines: list[str]) -> dict:
     """{name: text} for each size fact whose byte count a size in `lines` spells (the first such
-    spelling): '2.26 GiB', '131072 bytes', '21.90G', '0xc000'. Sizes the log never wrote are left out."""
+    spelling): '2.26 GiB', '131072 bytes', '21.90G', '0xc000', a bare '98304'. Sizes the log never
+    wrote are left out (reports then show binary units)."""
     global _SIZE_TOKEN
     wanted = {k: v for k, v in facts.items() if fact_kind(k) == "bytes" and isinstance(v, int) and not isinstance(v, bool)}
     if not wanted:
@@ -280,12 +370,25 @@ def fact_texts(facts: dict, lines: list[str]) -> dict:
     if _SIZE_TOKEN is None:
         import re2
 
-        _SIZE_TOKEN = re2.compile(r"(?i)(?:0x[0-9a-f]+|\d[\d,]*(?:\.\d+)?)(?: ?(?:[kmgt]i?b\b|bytes?\b|[kmgt]\b))?")
+        # a number with a unit, or a hex count; bare decimal counts are looked up by their digits below
+        _SIZE_TOKEN = re2.compile(r"(?i)\b(?:0x[0-9a-f]+|\d[\d,]*(?:\.\d+)?(?: ?(?:[kmgt]i?b|bytes?|[kmgt])\b))")
     spelled: dict[int, str] = {}
+    values = set(wanted.values())
     for text in lines:
         for m in _SIZE_TOKEN.finditer(text):
-            token = m[0]
-            n = parse_bytes(token)
-            if n is not None and n not in spelled:
-                spelled[n] = token
+            n = parse_bytes(m[0])
+            if n in values and n not in spelled:
+                spelled[n] = m[0]
+        for v in values - spelled.keys():
+            digits = str(v)
+            at = text.find(digits)
+            while at >= 0:
+                end = at + len(digits)
+                if (at == 0 or not (text[at - 1].isalnum() or text[at - 1] in ".,")) and \
+                        (end == len(text) or not (text[end].isalnum() or text[end] in ".,")):
+                    spelled[v] = digits
+                    break
+                at = text.find(digits, end)
+        if len(spelled) == len(values):
+            break
     return {k: spelled[v] for k, v in wanted.items() if v in spelled}
