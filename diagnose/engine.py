@@ -180,25 +180,26 @@ def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
     hints kept) cannot see: the lines that continue the root's message, the stack frames of a small
     log read whole (Python above the root, Julia below), the whole-log facts (a build command's arch,
     both driver versions of a mismatch, the GPU's name); then how the log spelled each size."""
-    from signatures.generic_facts import context, extract, extract_log, fact_texts, source_location
+    from signatures.generic_facts import context, extract, extract_log, fact_texts, is_library, source_location
 
     root = d.root
-    if lines is not None and root is not None:
-        after = context(lines, root.line)
-        for k, v in extract(after, d.facts).items():
-            d.facts.setdefault(k, v)
+    if lines is None or root is None:
+        return
+    after = context(lines, root.line)
+    new = extract(after, d.facts)
+    for k, v in new.items():
+        d.facts.setdefault(k, v)
+    source = d.facts.get("source")
+    if not isinstance(source, str) or is_library(source):
+        # the scan's frames gave no frame of the program itself (or none): the whole stack, Julia's too
         where = source_location(lines, root.line)
-        if where:                  # the whole stack, where the scan kept only some of its frames
+        if where:
             d.facts.pop("raised_at", None)
             d.facts.update(where)
-        family = d.signature[len("fallback."):] if (d.signature or "").startswith("fallback.") else d.family
-        for k, v in extract_log(lines, d.facts, root.line, family).items():
-            d.facts.setdefault(k, v)
-        spelled_in = [root.text] + after
-    else:
-        spelled_in = [root.text] if root else []
-    spelled_in += [c.text for c in d.chain if c.role in ("root", "detail")][:MAX_FACT_LINES]
-    d.fact_text = {**fact_texts(d.facts, spelled_in), **d.fact_text}
+    for k, v in extract_log(lines, d.facts, root.line, d.family).items():
+        d.facts.setdefault(k, v)
+    if new:                        # sizes decide() had not seen: as the root's continuation spells them
+        d.fact_text = {**fact_texts({k: d.facts[k] for k in new if k in d.facts}, after), **d.fact_text}
 
 
 def _readings(d: Diagnosis) -> Diagnosis:
@@ -294,6 +295,7 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
                  "(last exception, assertion, fatal signal or error line).")
         d.next_step = UNKNOWN_NEXT
         d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
+        d.fact_text = _fact_texts(d.facts, [root[2]])
         _fallback_guess(d, [h for h in hints if h[0] != "frame"], root)
         return d
     d.family = "none"

@@ -18,6 +18,7 @@ stays in the facts for machines).
 """
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ SCOPES = ("line", "log")
 CONTEXT_AFTER = 12     # lines after the root read as its continuation (blank lines and stack frames skipped)
 CONTEXT_KEEP = 8       # at most this many of them
 LOG_MAX_LINES = 20000  # a whole-log reading stops here (small logs only reach it)
-LOG_BEFORE, LOG_AFTER = 200, 40   # the window of a whole-log reading around the root
+LOG_BEFORE, LOG_AFTER = 120, 30   # the window of a whole-log reading around the root
 
 
 @dataclass(frozen=True)
@@ -84,9 +85,10 @@ def _compiled(scope: str = "line"):
 
         rules = {s: [] for s in SCOPES}
         sets = {}
+        one_line = re2.Options()
+        one_line.never_nl = True         # rules read lines joined by "\n"; no match spans two of them
         for r in _loaded():
-            # "(?m)": a whole-log rule reads a window of lines as one text
-            rules[r.scope].append(re2.compile(("(?m)" if r.scope == "log" else "") + r.pattern))
+            rules[r.scope].append(re2.compile("(?m)" + r.pattern, one_line))
         for scope_, rxs in rules.items():
             opts = re2.Options()
             opts.max_mem = 64 << 20         # a Set out of memory says "no match" silently (notes.md)
@@ -127,6 +129,12 @@ def _log_rules(family: str | None):
 
 
 def _value(name: str, text: str):
+    value = _typed(name, text)
+    return list(value) if isinstance(value, list) else value      # the cache's lists stay its own
+
+
+@functools.lru_cache(maxsize=4096)
+def _typed(name: str, text: str):
     if fact_kind(name) == "cc":
         text = text.replace(", ", ".")
     value = normalise(name, text)
@@ -158,21 +166,23 @@ def _read_text(text: str, rules, known: dict | None) -> dict:
 
 
 def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -> dict:
-    """One Set pass over the lines joined says which rules can match; only those are run, a line at a
-    time for `line` rules (a fact never spans two lines), over the joined window for `log` rules."""
+    """The lines joined by "\n" (no rule matches across one): one Set pass says which rules can match,
+    only those are run, and their matches are taken in the order they stand in the text (the root's
+    first), rules in file order at the same place."""
     known = dict(known or {})
     values = [repr(v) for v in known.values()]
     found: dict = {}
     joined = "\n".join(lines)
-    rules = _candidates(scope, joined) if joined else []
-    texts = [joined] if scope == "log" else (lines if rules else [])
-    for text in texts:
-        for rx in rules:
-            for m in rx.finditer(text):
-                for name, raw in m.groupdict().items():
-                    if raw is None or (only_new_names and name in known):
-                        continue
-                    _add(found, known, values, name, _value(name, raw))
+    hits = []
+    for i, rx in enumerate(_candidates(scope, joined) if joined else ()):
+        for m in rx.finditer(joined):
+            hits.append((m.start(), i, m.groupdict()))
+    hits.sort(key=lambda h: (h[0], h[1]))
+    for _, _, groups in hits:
+        for name, raw in groups.items():
+            if raw is None or (only_new_names and name in known):
+                continue
+            _add(found, known, values, name, _value(name, raw))
     for name, value in list(known.items()) + list(found.items()):
         base = name.split("_")[0]
         if base not in ("kernel", "symbol") or not isinstance(value, str):
@@ -255,6 +265,12 @@ def _frame_rx():
         # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
         _JL_FRAME = re2.compile(r'^\s*@ (?:(\w+) )?(\S+\.jl):(\d+)')
     return _PY_FRAME, _JL_FRAME
+
+
+def is_library(path: str) -> bool:
+    """An installed package's or the interpreter's file (site-packages, /usr/lib, ~/.julia/packages)."""
+    p = path.replace("\\", "/")
+    return any(d in p for d in LIBRARY_DIRS)
 
 
 def _pick(frames) -> dict:
