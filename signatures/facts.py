@@ -148,11 +148,16 @@ def normalise(name: str, text: str):
     return text.strip() if value is None else value
 
 
-def spelled(text: str) -> str:
+def spelled(text: str, value: int | None = None) -> str:
     """A size as the log wrote it, for a reader: '2.26 GiB' and '21.90G' as they are, a bare count
-    with its unit ('131072' -> '131072 bytes', '0xc000' -> '0xc000 bytes')."""
+    with its unit ('131072' -> '131072 bytes', '0xc000' -> '0xc000 bytes'), and a count of a MiB or
+    more with its binary size after it ('68852648264 bytes (64.12 GiB)')."""
     t = " ".join(text.split())
-    return t + " bytes" if t and (t[-1].isdigit() or t.lower().startswith("0x") and t[-1] not in "bBsS") else t
+    if t and (t[-1].isdigit() or t.lower().startswith("0x") and t[-1] not in "bBsS"):
+        t += " bytes"
+    if value is not None and value >= 1024**2 and t.lower().endswith(("bytes", "byte")):
+        t += f" ({format_bytes(value)})"
+    return t
 
 
 def render(name: str, value, text: str | None = None) -> str:
@@ -160,7 +165,7 @@ def render(name: str, value, text: str | None = None) -> str:
     a size is shown in the log's own unit when the log wrote it, in binary units when it did not."""
     if fact_kind(name) == "bytes" and isinstance(value, int):
         if text and parse_bytes(text) == value:
-            return spelled(text)
+            return spelled(text, value)
         return format_bytes(value)
     if fact_kind(name) == "cc" and isinstance(value, str) and value[:1].isdigit():
         return f"sm_{value.replace('.', '')}"

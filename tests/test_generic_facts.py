@@ -123,3 +123,8 @@ def test_no_false_facts_on_near_misses():
                    "Estimated 268.96MB exceeds 67.11MB vmem capacity.", " def forward(self, input):",
                    "[C]: in function 'error'"])
     assert "requested_bytes" not in got and got.get("limit") is None and "kernel" not in got
+
+
+def test_a_byte_count_the_log_wrote_keeps_its_readable_size_beside_it():
+    assert render("requested_bytes", 68852648264, "68852648264 bytes") == "68852648264 bytes (64.12 GiB)"
+    assert render("limit_bytes", 101376, "101376 bytes") == "101376 bytes"
