@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds bench-advice bench-numerics env-doc
+.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ accuracy: $(VENV)/.base
 # confidence bucket vs observed accuracy over the before-records of fresh rounds of real logs
 calibration: $(VENV)/.base
 	$(PY) -m bench.calibration
+
+# facts recall per kind of fact: the fresh rounds' annotations and the dev set's (tests/fixtures/facts)
+facts-recall: $(VENV)/.base
+	$(PY) -m bench.facts_recall --misses
 
 # accuracy, origin, root line, facts recall and misses of the fresh rounds (g21 on)
 rounds: $(VENV)/.base
