@@ -47,6 +47,7 @@ class Ecosystem:
     next_step: dict = field(default_factory=dict, hash=False, compare=False)
     implies_unless: tuple[str, ...] = ()    # patterns that cancel `implies` (a source build of the framework)
     assumed_unless: tuple[str, ...] = ()    # present unless one of these ecosystems is seen without it
+    platform: bool = False                  # where the log ran (python, nvidia, tpu), not a language of advice
 
 
 @functools.lru_cache(maxsize=4096)
@@ -69,7 +70,7 @@ def ecosystems() -> tuple[Ecosystem, ...]:
         name = raw.get("name")
         where = f"{FRAMEWORKS_FILE}: ecosystem {name!r}"
         unknown = set(raw) - {"name", "markers", "commands", "aliases", "implies", "next_step", "implies_unless",
-                              "assumed_unless"}
+                              "assumed_unless", "platform"}
         if not name or unknown:
             raise AdviceError(f"{where}: needs a name; unknown keys {sorted(unknown)}")
         for p in list(raw.get("markers", [])) + list(raw.get("commands", [])) + list(raw.get("implies_unless", [])):
@@ -77,7 +78,7 @@ def ecosystems() -> tuple[Ecosystem, ...]:
         out.append(Ecosystem(name, tuple(raw.get("markers", [])), tuple(raw.get("commands", [])),
                              tuple(raw.get("aliases", [])), tuple(raw.get("implies", [])),
                              dict(raw.get("next_step", {})), tuple(raw.get("implies_unless", [])),
-                             tuple(raw.get("assumed_unless", []))))
+                             tuple(raw.get("assumed_unless", [])), bool(raw.get("platform", False))))
     return tuple(out)
 
 
@@ -265,12 +266,16 @@ def cut(text: str, present) -> tuple[str, int]:
 
 
 def localise(d) -> None:
-    """Cut foreign commands from fix and next step; a next step that lost any gets the ecosystem's own."""
+    """Cut foreign commands from fix and next step; a next step that lost any (or the generic one of
+    an unexplained log) gets the ecosystem's own."""
     allowed = present(d.ecosystems)
     main = primary(d.ecosystems)
     d.fix, fix_cut = cut(d.fix, allowed)
     d.next_step, next_cut = cut(d.next_step, allowed)
-    if not d.next_step or (next_cut and len(d.next_step) < 60):
+    # an unexplained log (no signature, or only a wording guess) gets the generic next step; where
+    # the log shows a framework, that framework's own next step for the family says more
+    unexplained = not d.signature or d.signature.startswith("fallback.")
+    if not d.next_step or (next_cut and len(d.next_step) < 60) or (unexplained and main != "generic"):
         own = ecosystem_next_step(main, d.family)
         if own and own not in d.next_step:
             d.next_step = (d.next_step + " " + own).strip() if d.next_step else own
@@ -513,7 +518,8 @@ def lookup_order(ecos: list[str]) -> list[str]:
     """Where a variant is looked for: the log's ecosystems, most specific first, or `generic` when
     none is (a Python log with no framework in sight); `native` advice (./app, cuda-gdb) only for a
     log with no Python in it."""
-    specific = [e for e in ecos if e not in ("python", "nvidia") and not (e == "native" and "python" in ecos)]
+    platforms = {e.name for e in ecosystems() if e.platform}
+    specific = [e for e in ecos if e not in platforms and not (e == "native" and "python" in ecos)]
     return specific or ["generic"]
 
 
