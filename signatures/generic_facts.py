@@ -27,6 +27,7 @@ from signatures.facts import fact_kind, normalise, parse_bytes
 
 TABLE = Path(__file__).parent / "facts.toml"
 MAX_TWINS = 3          # shape, shape_2, shape_3
+NO_TWINS = {"rank", "op", "timeout_ms", "status"}   # the first says it: other ranks repeat the same failure
 SCOPES = ("line", "log")
 CONTEXT_AFTER = 12     # lines after the root read as its continuation (blank lines and stack frames skipped)
 CONTEXT_KEEP = 8       # at most this many of them
@@ -146,7 +147,8 @@ def _typed(name: str, text: str):
 def _add(found: dict, known: dict, values: list, name: str, value) -> None:
     if repr(value) in values:
         return
-    free = [k for k in [name] + [f"{name}_{i}" for i in range(2, MAX_TWINS + 1)] if k not in known and k not in found]
+    twins = 1 if name in NO_TWINS else MAX_TWINS
+    free = [k for k in [name] + [f"{name}_{i}" for i in range(2, twins + 1)] if k not in known and k not in found]
     if free:
         found[free[0]] = value
         values.append(repr(value))
