@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds facts-recall bench-advice bench-numerics env-doc
+.PHONY: origin demo test accuracy ablation bench bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ facts-recall: $(VENV)/.base
 # accuracy, origin, root line, facts recall and misses of the fresh rounds (g21 on)
 rounds: $(VENV)/.base
 	$(PY) -m bench.rounds score $(patsubst tests/fixtures/issues/before-%.tsv,%,$(wildcard tests/fixtures/issues/before-*.tsv))
+
+# origin and root-line accuracy over every labelled round (g1 on) and the corpus's origins
+origin: $(VENV)/.base
+	$(PY) -m bench.rounds origin
 
 ablation: $(VENV)/.base
 	$(PY) -m bench.fallback_ablation

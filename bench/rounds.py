@@ -2,6 +2,7 @@
 
     python -m bench.rounds score g21            # accuracy, origin, root line, facts recall, misses
     python -m bench.rounds record g21           # writes tests/fixtures/issues/before-g21.tsv
+    python -m bench.rounds origin               # origin and root line over every manifest and the corpus
 
 A round is `tests/fixtures/issues/manifest-<round>.tsv` plus its logs. Manifests written from g21 on
 carry the annotations made before the tool was run on them: `origin`, `root_line` (1-based line of
@@ -125,11 +126,43 @@ def write_record(name: str, s: dict) -> Path:
     return path
 
 
+def all_rounds() -> list[str]:
+    names = [p.stem.split("-", 1)[1] for p in ISSUES.glob("manifest-g*.tsv")]
+    return sorted(names, key=lambda n: int(n[1:]))
+
+
+def origin_report(names: list[str]) -> str:
+    """Origin and root-line accuracy (of the rows whose family is right) per round and in total, and
+    the corpus's origins (every row, as tests/test_corpus.py holds them)."""
+    from corpus import generate
+    from diagnose.engine import diagnose_file
+
+    lines, tot = [], {"n": 0, "right": 0, "origin_n": 0, "origin_right": 0, "root_n": 0, "root_right": 0}
+    for name in names:
+        s = score(name)
+        for k in tot:
+            tot[k] += s[k]
+        lines.append(f"{name:>5}: origin {s['origin_right']}/{s['origin_n']}  root line {s['root_right']}/{s['root_n']}")
+    def ratio(a, b):
+        return f"{a}/{b} = {a / b:.3f}" if b else "n/a"
+    lines.append(f"total: family {ratio(tot['right'], tot['n'])}; origin (of right families) "
+                 f"{ratio(tot['origin_right'], tot['origin_n'])}; root line {ratio(tot['root_right'], tot['root_n'])}")
+    rows = generate.read_manifest()
+    ok = sum((diagnose_file(ROOT / "corpus" / "logs" / f"{r['id']}.log").origin or "-") == r["origin"] for r in rows)
+    lines.append(f"corpus: origin {ratio(ok, len(rows))}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("action", choices=["score", "record"])
-    ap.add_argument("rounds", nargs="+")
+    ap.add_argument("action", choices=["score", "record", "origin"])
+    ap.add_argument("rounds", nargs="*")
     a = ap.parse_args(argv)
+    if a.action == "origin":
+        print(origin_report(a.rounds or all_rounds()))
+        return 0
+    if not a.rounds:
+        ap.error("name the rounds to score or record")
     for name in a.rounds:
         s = score(name)
         print(report(s, name))

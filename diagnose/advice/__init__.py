@@ -376,7 +376,11 @@ def load_rules(path: Path = RULES_FILE) -> tuple[tuple[Rule, ...], dict]:
 
 @functools.lru_cache(maxsize=1)
 def default_rules():
-    return load_rules(RULES_FILE)
+    """rules.toml's rules, then the origin rules (origin.toml), with rules.toml's tables."""
+    from diagnose.advice.origin import origin_rules
+
+    rules, tables = load_rules(RULES_FILE)
+    return rules + origin_rules(), tables
 
 
 def _num_cc(value):
@@ -575,14 +579,18 @@ def reason(d, snapshot: dict | None = None, frames=None, lines=None) -> None:
     fix_set = next_set = origin_set = False
     allowed = present(d.ecosystems)
     for f in evaluate_rules(d, snapshot, frames, lines):
+        if f.rule.origin and origin_set and f.rule.origin != d.origin:
+            continue        # a later reading of the origin the first one overrules: it would contradict it
         d.reasoning.append(f.conclusion)
         # a rule's advice counts only if something of it survives in the log's own terms
         if f.fix and not fix_set and cut(f.fix, allowed)[0]:
             d.fix, fix_set = f.fix, True
         if f.next_step and not next_set and cut(f.next_step, allowed)[0]:
             d.next_step, next_set = f.next_step, True
-        if f.rule.origin and not origin_set and f.rule.origin != d.origin:
-            d.reasoning.append(f"origin {f.rule.origin}, not {d.origin or '-'} ({f.rule.id})")
+        if f.rule.origin and not origin_set:
+            # the first rule that reads an origin decides it, also when it agrees with the signature's
+            if f.rule.origin != d.origin:
+                d.reasoning.append(f"origin {f.rule.origin}, not {d.origin or '-'} ({f.rule.id})")
             d.origin, origin_set = f.rule.origin, True
 
 
