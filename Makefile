@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: origin demo test accuracy ablation bench bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds facts-recall bench-advice bench-numerics env-doc
+.PHONY: origin demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,13 @@ ablation: $(VENV)/.base
 
 bench: $(VENV)/.base sysdeps
 	$(PY) -m bench.throughput
+
+# the joint database's raw scan: the hyperscan wheel against Debian's libhyperscan from C (would a native core pay?)
+bench-native: $(VENV)/.base
+	@[ -f /usr/include/hs/hs.h ] || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libhyperscan-dev >/dev/null) || \
+	  echo "could not install libhyperscan-dev: bench-native will skip"
+	$(PY) -m bench.native_scan
 
 bench-env: $(VENV)/.dev
 	$(PY) -m bench.env_speed

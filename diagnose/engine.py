@@ -399,7 +399,16 @@ def _signature(sig_id, scan: ScanResult, matcher):
     for m in scan.matches:
         if m.signature.id == sig_id:
             return m.signature
-    return next((s for s in getattr(matcher, "signatures", ()) if s.id == sig_id), None)
+    by_id = getattr(matcher, "_by_id", None)
+    if by_id is None:           # built once per matcher: a fallback id is in no signature, a full walk each time
+        by_id = {}
+        for s in getattr(matcher, "signatures", ()):
+            by_id.setdefault(s.id, s)
+        try:
+            matcher._by_id = by_id
+        except AttributeError:
+            pass
+    return by_id.get(sig_id)
 
 
 def _variants(d: Diagnosis, sig) -> None:
@@ -471,7 +480,7 @@ def _unexplained(d: Diagnosis) -> bool:
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     from signatures.normalise import normalise_chunk
-    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines
+    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines, second_half
 
     buf = normalise_chunk(data)
     hot = error_lines(buf)
@@ -482,7 +491,7 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
         a = first.rstrip(b"\r").rstrip()
         if len(a) < MIN_FIRST:
             continue
-        b = strip_prefix(second.rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
+        b = second_half(second.rstrip(b"\r"))
         if not b:
             continue
         pairs.append((i, a + b))
@@ -568,7 +577,7 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
     """diagnose_file for many inputs; plain log files are scanned together (Matcher.scan_many)."""
     matcher = matcher or default_matcher()
     plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
-    scans = dict(zip(plain, matcher.scan_many(plain)))
+    scans = dict(zip(plain, matcher.scan_many(plain, keep=True)))
     out = []
     for p in paths:
         if p not in scans:
@@ -579,7 +588,8 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
             out.append(unreadable(p, problem))
             continue
         _note_empty_fifo(scan, p)
-        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p))
+        data, scan.data = scan.data, None      # read once: the rescue and the advice layer reuse it
+        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p) if data is None else (lambda data=data: data))
         out.append(_finish(d, ctx, snapshot))
     return out
 

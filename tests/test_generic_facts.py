@@ -128,3 +128,24 @@ def test_no_false_facts_on_near_misses():
 def test_a_byte_count_the_log_wrote_keeps_its_readable_size_beside_it():
     assert render("requested_bytes", 68852648264, "68852648264 bytes") == "68852648264 bytes (64.12 GiB)"
     assert render("limit_bytes", 101376, "101376 bytes") == "101376 bytes"
+
+
+def test_the_set_gate_keeps_every_rule_that_matches():
+    """extract runs only the rules the re2 Set names for the joined lines: the Set names every rule
+    whose own examples match, and extract gives the same facts as every rule run on every line."""
+    from signatures import generic_facts as g
+
+    rules = [r for r in g.load() if r.scope == "line"]
+    lines = [ex["line"] for r in rules for ex in r.match] + [line for r in rules for line in r.no_match]
+    compiled = g._compiled("line")
+    for rule, rx in zip(rules, compiled):
+        for line in lines:
+            if rx.search(line) is not None:
+                assert rx in g._candidates("line", line), (rule.pattern, line)
+    gated = [g.extract([line]) for line in lines]
+    saved = g._candidates
+    try:
+        g._candidates = lambda scope, text: g._compiled(scope)        # no gate: every rule
+        assert [g.extract([line]) for line in lines] == gated
+    finally:
+        g._candidates = saved

@@ -132,14 +132,28 @@ def detect(lines, root_frameworks=()) -> list[str]:
     is that framework's own message (see `implied`)."""
     s, owners = _marker_set()
     text = "\n".join(t[:400] for t in lines if t)
-    seen = {owners[i] for i in (s.Match(text) or [])} if text else set()
+    raw = text.encode("utf-8")       # once, as the re2 wrapper would for each str search of it
+    seen = {owners[i] for i in (s.Match(raw) or [])} if text else set()
     seen |= implied(root_frameworks)
     by_name = {e.name: e for e in ecosystems()}
     for name in list(seen):
         e = by_name.get(name)
-        if e and e.implies and not any(_compile(p, name).search(text) for p in e.implies_unless):
-            seen |= set(e.implies)
+        if e and e.implies:
+            unless = _unless_re(name)
+            if unless is None or unless.search(raw) is None:
+                seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
+
+
+@functools.lru_cache(maxsize=None)
+def _unless_re(name: str):
+    """An ecosystem's implies_unless patterns as one bytes alternation (None when it has none)."""
+    e = next(e for e in ecosystems() if e.name == name)
+    if not e.implies_unless:
+        return None
+    for p in e.implies_unless:
+        _compile(p, name)                       # each one checked, with its own error
+    return _compile("|".join(f"(?:{p})" for p in e.implies_unless).encode(), name)
 
 
 def present(ecos) -> set[str]:
@@ -453,7 +467,7 @@ def names_of(d, snapshot: dict | None, frames: list[str] | None = None, lines=()
     names["family"], names["origin"], names["signature"] = d.family, d.origin or "", d.signature or ""
     names["ecosystems"] = list(d.ecosystems)
     names["ecosystem"] = primary(d.ecosystems)
-    files = [m[1] for t in lines for m in [_FRAME.search(t)] if m]
+    files = [m[1] for t in lines if 'File "' in t for m in [_FRAME.search(t)] if m]   # `in` first: most lines hold no frame
     if files:                     # every traceback frame in the log, and those of the program itself
         names["frame_count"] = len(files)
         names["user_frame_count"] = sum(1 for f in files if not LIBRARY_PATH.search(f))
