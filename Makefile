@@ -61,6 +61,7 @@ origin: $(VENV)/.base
 
 ablation: $(VENV)/.base
 	$(PY) -m bench.fallback_ablation
+	$(PY) -m bench.support_ablation
 
 bench: $(VENV)/.base sysdeps
 	$(PY) -m bench.throughput

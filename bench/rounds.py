@@ -77,7 +77,8 @@ def score(round_name: str, diagnose=None) -> dict:
 
     diagnose = diagnose or diagnose_file
     out = {"n": 0, "right": 0, "origin_n": 0, "origin_right": 0, "root_n": 0, "root_right": 0,
-           "facts_n": 0, "facts_found": 0, "none_said": 0, "none_right": 0, "records": [], "misses": []}
+           "facts_n": 0, "facts_found": 0, "none_said": 0, "none_right": 0, "cascade_n": 0, "cascade_listed": 0,
+           "records": [], "misses": []}
     for r in rows(round_name):
         d = diagnose(ISSUES / f"{r['id']}.log")
         right = d.family == r["family"]
@@ -97,6 +98,10 @@ def score(round_name: str, diagnose=None) -> dict:
         if right and (r.get("root_line") or "").isdigit():
             out["root_n"] += 1
             out["root_right"] += bool(d.root) and d.root.line == int(r["root_line"])
+        if r.get("cascade") == "yes":
+            # a cascade's chain should list the lines the root explains as symptoms
+            out["cascade_n"] += 1
+            out["cascade_listed"] += any(c.role == "symptom" for c in d.chain)
         for _, value in annotated_facts(r):
             out["facts_n"] += 1
             out["facts_found"] += fact_found(value, d.facts)
@@ -111,7 +116,8 @@ def report(s: dict, name: str) -> str:
              f"  origin (of right families) {ratio(s['origin_right'], s['origin_n'])}",
              f"  root line (of right families) {ratio(s['root_right'], s['root_n'])}",
              f"  facts recall {ratio(s['facts_found'], s['facts_n'])}",
-             f"  'none' precision {ratio(s['none_right'], s['none_said'])}"]
+             f"  'none' precision {ratio(s['none_right'], s['none_said'])}",
+             f"  cascades listing >= 1 symptom {ratio(s.get('cascade_listed', 0), s.get('cascade_n', 0))}"]
     lines += ["  miss " + m for m in s["misses"]]
     return "\n".join(lines)
 

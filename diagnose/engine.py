@@ -67,13 +67,21 @@ def _rank(m: Match):
 def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink]:
     """The cascade, root first. Every failure line after the root that the root explains is a
     `symptom` (a CUBLAS error on the poisoned context, a watchdog abort, a Python exception at an
-    unrelated line, a generic error line no signature knows), so a reviewer sees what to discount."""
+    unrelated line, a generic error line no signature knows, a shutdown or cancelled work), and so is
+    the framework's exception reporting a root that is not itself an exception line (wherever it
+    stands), so a reviewer sees what to discount."""
     seen, links = set(), []
     ordered = ([root] if root else []) + sorted((m for m in matches if m is not root), key=lambda m: m.line)
+    # lines where an exception was raised: when the root is not one (a kernel's assertion, a
+    # sanitizer report, an NCCL WARN line), an exception of its family elsewhere is the framework
+    # reporting the root again, wherever the paste put it
+    raised = {n for kind, n, _ in hints if kind == "exception"}
+    reraised = root is not None and root.line not in raised
+    frames = _frame_lines(hints)
     for m in ordered:
         key = (m.line, m.signature.family)
-        if key in seen:
-            continue
+        if key in seen or (m is not root and _passed_through(m, frames)):
+            continue             # a traceback frame is where a failure passed, not a line of the cascade
         seen.add(key)
         if m is root:
             role = "root"
@@ -81,6 +89,9 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "demoted"
         elif m.signature.role == "benign":
             role = "benign"
+        elif (reraised and m.signature.family == root.signature.family and m.line in raised
+              and m.signature is not root.signature):
+            role = "symptom"         # the framework's exception for the root (RuntimeError: ... device-side assert)
         elif (root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom"
               and (m.line < root.line or m.signature is root.signature)):
             role = "detail"          # another line of the root's own family adds detail
@@ -88,6 +99,8 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "symptom"         # the same failure reported again by another layer, after the root
         elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
             role = "symptom"         # a consequence (by its role, or by coming after the root)
+        elif m.signature.role == "root" and root is not None and m.signature.tier == "support" != root.signature.tier:
+            role = "symptom"         # a bare code or frame beside a named failure reports it, it does not compete
         elif m.signature.role == "root":
             role = "competing"       # a root of another family that lost on priority
         else:
@@ -96,14 +109,26 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
     if root is not None:
         taken = {link.line for link in links}
         for kind, n, text in hints:
-            # error lines after the root, and the error-level summary a watchdog prints just before it
+            # error lines after the root, and the error-level summary a watchdog prints just before it;
+            # what the failure left behind (a shutdown, cancelled work, the other ranks killed) after it,
+            # at any log level
             near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
-            if (near and n not in taken and kind in FAILURE_HINTS and kind not in ("frame", "traceback")
-                    and line_level(text) is None):
+            after = n > root.line and kind == "consequence"
+            if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback")
+                                                      and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
         links = links[:1] + sorted(links[1:], key=lambda link: link.line)
     return links[:50]
+
+
+def _frame_lines(hints) -> set[int]:
+    return {n for kind, n, _ in hints if kind == "frame"}
+
+
+def _passed_through(m: Match, frames: set[int]) -> bool:
+    """Support evidence on a traceback frame line (Python's, rich's box, IPython's form)."""
+    return m.signature.tier == "support" and (m.line in frames or bool(_FRAME.search(m.text) or _RICH_FRAME.search(m.text)))
 
 
 def decide(scan: ScanResult, path: str) -> Diagnosis:
@@ -127,9 +152,16 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     elif support:
         # the deepest frame of a traceback is its last: support evidence is read bottom-up
         root = max(support, key=lambda m: (m.line, m.signature.priority))
+        # a named message of the same family (a symptom signature) says more than the bare code or frame
+        named = [m for m in failures if m.signature.tier == "hard" and m.signature.family == root.signature.family]
+        if named:
+            root = min(named, key=_rank)
     else:
         root = min(failures, key=_rank)
     sig = root.signature
+    # a traceback frame that did not decide is where the failure passed: not a fact or evidence line
+    frames = _frame_lines(scan.hints)
+    failures = [m for m in failures if m is root or not _passed_through(m, frames)]
 
     facts: dict = {}
     for m in sorted(failures, key=lambda m: (m.signature.family != sig.family, m is not root, m.line)):
@@ -153,6 +185,11 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.confidence = _confidence(root, roots, wrappers, failures)
     d.evidence = _evidence(root, failures, scan)
     return d
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_RICH_FRAME = re.compile(r'\.py:\d+,? in \w')   # rich's box ("│ /x.py:2050 in all_reduce"), IPython's ("File /x.py:126, in f")
+TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_")
 
 
 def _generic_facts(lines: list[str], known: dict, hints, root_line: int) -> dict:
@@ -453,7 +490,7 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
         d.family = "unknown"
     # Only unexplained logs (failure evidence, no signature; at most a wording guess): a clean-looking
     # log would cost a second read and scan each, a fifth of the time on a batch of mostly clean logs.
-    if not _unexplained(d) or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
+    if not (_unexplained(d) or _support_only(d, scan)) or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
         return d
     try:
         data = reader()
@@ -467,11 +504,17 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     rescued = ScanResult(matches=sorted(scan.matches + joined, key=lambda m: m.line), hints=scan.hints,
                          lines=scan.lines, bytes=scan.bytes, error=scan.error)
     d2 = decide(rescued, path)
-    if d2.family == "none" or _unexplained(d2):
+    if d2.family == "none" or _unexplained(d2) or _support_only(d2, rescued):
         return d
     d2.confidence = round(min(d2.confidence, 0.75), 2)
     d2.notes.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
     return d2
+
+
+def _support_only(d: Diagnosis, scan: ScanResult) -> bool:
+    """Decided by support evidence alone (a bare status code, a frame): a message cut in two by a
+    terminal may still name the failure exactly, so the wrapped-line rescue is worth its read."""
+    return any(m.signature.id == d.signature and m.signature.tier == "support" for m in scan.matches)
 
 
 def _unexplained(d: Diagnosis) -> bool:

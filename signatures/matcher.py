@@ -42,6 +42,9 @@ GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patter
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
 OK_HINTS = 5             # lines of normal progress kept (evidence for `none`)
+# hint kinds kept on the side, the first OK_HINTS of each: they never crowd failure hints out of the
+# head and tail (a flood of "request cancelled" lines at the end must not hide the failure before it)
+SIDE_KINDS = ("ok", "consequence")
 
 # Generic evidence (signatures/evidence.toml): lines that say a log failed, or ran on normally,
 # without saying why; reported as hints for the engine's unknown / none decision.
@@ -482,8 +485,8 @@ class Matcher:
                 pid = entry[3]
                 kind, sig = self.owners[pid]
                 if sig is None:
-                    if kind == "ok":
-                        if len(ok_head) < OK_HINTS:
+                    if kind in SIDE_KINDS:
+                        if sum(self.owners[e[3]][0] == kind for e in ok_head) < OK_HINTS:
                             ok_head.append(entry)
                     else:
                         (hint_head if len(hint_head) < TAIL_HINTS else hint_tail).append(entry)
@@ -523,8 +526,9 @@ class Matcher:
         """
         found.sort()
         owners = self.owners
-        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] != "ok"]
-        ok_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] == "ok"]
+        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] not in SIDE_KINDS]
+        side_at = {kind: [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] == kind]
+                   for kind in SIDE_KINDS}
         hint_ok: dict[int, tuple | None] = {}
 
         def confirm_until(order, enough: int) -> None:
@@ -543,7 +547,8 @@ class Matcher:
             confirm_until(reversed(hint_at), TAIL_HINTS)
         else:
             confirm_until(hint_at, len(hint_at))
-        confirm_until(ok_at, OK_HINTS)
+        for at in side_at.values():
+            confirm_until(at, OK_HINTS)
         pending = []
         n, pos = 0, origin
         kept: collections.Counter = collections.Counter()
@@ -677,8 +682,8 @@ class Matcher:
             line_no = base[idx] + n
             kind, sig = self.owners[pid]
             if sig is None:
-                if kind == "ok":
-                    if len(ok) < OK_HINTS:
+                if kind in SIDE_KINDS:
+                    if sum(h[0] == kind for h in ok) < OK_HINTS:
                         ok.append((kind, line_no, text))
                     continue
                 (head if len(head) < TAIL_HINTS else tail).append((kind, line_no, text))
