@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: origin demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration none-check rounds bench-advice bench-numerics env-doc
+.PHONY: origin demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration none-check rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ calibration: $(VENV)/.base
 # 'none' precision on every labelled set, and the none/unknown rule measured with no failure signature
 none-check: $(VENV)/.base
 	$(PY) -m bench.none_check
+
+# facts recall per kind of fact: the fresh rounds' annotations and the dev set's (tests/fixtures/facts)
+facts-recall: $(VENV)/.base
+	$(PY) -m bench.facts_recall --misses
 
 # accuracy, origin, root line, facts recall and misses of the fresh rounds (g21 on)
 rounds: $(VENV)/.base

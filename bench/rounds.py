@@ -106,7 +106,11 @@ def fact_found(value: str, facts: dict) -> bool:
 
     want_bytes = parse_bytes(value) if re.search(r"\d", value) else None
     want = _norm(value)
+    # a shape written 256x128 or (1, 4096) is the same value as the list [256, 128]
+    want_shape = re.sub(r"\s*[x,]\s*", ",", want) if re.fullmatch(r"\d+(?:\s*[x,]\s*\d+)+", want) else None
     for got in facts.values():
+        if want_shape and isinstance(got, list) and ",".join(map(str, got)) == want_shape:
+            return True
         candidates = got if isinstance(got, list) and got and isinstance(got[0], (list, str)) else [got]
         for g in candidates:
             if want_bytes and isinstance(g, int) and not isinstance(g, bool) and want_bytes > 1024:

@@ -57,12 +57,14 @@ UNKNOWN_NEXT = (
 )
 
 
-def fill(templates, facts: dict) -> str:
-    """The first template whose {fact} names are all known, with the facts rendered for a reader."""
+def fill(templates, facts: dict, texts: dict | None = None) -> str:
+    """The first template whose {fact} names are all known, with the facts rendered for a reader (a size
+    as the log wrote it when `texts` has it)."""
+    texts = texts or {}
     for template in templates:
         names = re.findall(r"\{(\w+)\}", template)
         if all(n in facts for n in names):
-            return re.sub(r"\{(\w+)\}", lambda m: render(m[1], facts[m[1]]), template)
+            return re.sub(r"\{(\w+)\}", lambda m: render(m[1], facts[m[1]], texts.get(m[1])), template)
     return re.sub(r"\{(\w+)\}", "?", templates[-1]) if templates else ""
 
 
@@ -183,8 +185,9 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.root = Line(root.line, root.text)
     d.chain = _chain(root, matches, scan.hints)
     d.facts = facts
-    d.fix = fill(sig.fix, facts)
-    d.next_step = fill((sig.next_step,), facts)
+    d.fact_text = _fact_texts(facts, [root.text] + same)
+    d.fix = fill(sig.fix, facts, d.fact_text)
+    d.next_step = fill((sig.next_step,), facts, d.fact_text)
     d.explanation = sig.explanation
     d.references = list(sig.references)
     d.frameworks = list(sig.frameworks)
@@ -200,18 +203,49 @@ TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_")
 
 def _generic_facts(lines: list[str], known: dict, hints, root_line: int) -> dict:
     """Facts the signature did not capture, from the failure's own lines (signatures/facts.toml), and
-    the source location: the innermost traceback frame above the root that is not a temporary file."""
-    from signatures.generic_facts import extract
+    the source location from the traceback frames the scan kept above the root: the program's own
+    innermost frame (`source`), and the innermost frame when that is in a package (`raised_at`)."""
+    from signatures.generic_facts import extract, frames_from_hints
 
     found = extract(lines, known)
-    frames = [h for h in hints if h[0] == "frame" and h[1] <= root_line]
-    for _, _, text in reversed(frames):
-        m = _FRAME.search(text)
-        if m and not any(t in m[1] for t in TEMP_DIRS):
-            if "source" not in known:
-                found["source"] = f"{m[1]}:{m[2]}"
-            break
+    frames = [h[2] for h in hints if h[0] == "frame" and h[1] <= root_line]
+    for k, v in frames_from_hints(frames).items():
+        if k not in known:
+            found[k] = v
     return found
+
+
+def _fact_texts(facts: dict, lines: list[str]) -> dict:
+    from signatures.generic_facts import fact_texts
+
+    return fact_texts(facts, lines)
+
+
+def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
+    """Facts from the text around the root, which decide() (reading only the lines signatures and
+    hints kept) cannot see: the lines that continue the root's message, the stack frames of a small
+    log read whole (Python above the root, Julia below), the whole-log facts (a build command's arch,
+    both driver versions of a mismatch, the GPU's name); then how the log spelled each size."""
+    from signatures.generic_facts import context, extract, extract_log, fact_texts, is_library, source_location
+
+    root = d.root
+    if lines is None or root is None:
+        return
+    after = context(lines, root.line)
+    new = extract(after, d.facts)
+    for k, v in new.items():
+        d.facts.setdefault(k, v)
+    source = d.facts.get("source")
+    if not isinstance(source, str) or is_library(source):
+        # the scan's frames gave no frame of the program itself (or none): the whole stack, Julia's too
+        where = source_location(lines, root.line)
+        if where:
+            d.facts.pop("raised_at", None)
+            d.facts.update(where)
+    for k, v in extract_log(lines, d.facts, root.line, d.family).items():
+        d.facts.setdefault(k, v)
+    if new:                        # sizes decide() had not seen: as the root's continuation spells them
+        d.fact_text = {**fact_texts({k: d.facts[k] for k in new if k in d.facts}, after), **d.fact_text}
 
 
 def _readings(d: Diagnosis) -> Diagnosis:
@@ -328,6 +362,7 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
                  "(last exception, assertion, fatal signal or error line).")
         d.next_step = UNKNOWN_NEXT
         d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
+        d.fact_text = _fact_texts(d.facts, [root[2]])
         _fallback_guess(d, [h for h in hints if h[0] != "frame"], root)
         return d
     d.family = "none"
@@ -392,6 +427,7 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     d = _readings(_blank(_decide_scan(scan, path, matcher, reader), scan, reader))
     root_line = d.root.line if d.root else None
     lines = _whole_text(scan, d, reader)
+    _whole_log_facts(d, lines)
     if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
         lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
         lines += [e.text for e in d.evidence] + ([d.root.text] if d.root else [])
@@ -420,7 +456,8 @@ def _whole_text(scan: ScanResult, d: Diagnosis, reader) -> list[str] | None:
     if not data:
         return None
     text = normalise_chunk(data[:WHOLE_TEXT_MAX]).decode("utf-8", "replace")
-    return [line[:400] for line in text.split("\n")]
+    # a long line keeps its head and its tail (a sanitizer frame ends with the file:line)
+    return [line if len(line) <= 600 else line[:400] + " ... " + line[-200:] for line in text.split("\n")]
 
 
 def _signature(sig_id, scan: ScanResult, matcher):
@@ -449,11 +486,11 @@ def _variants(d: Diagnosis, sig) -> None:
     order = lookup_order(d.ecosystems)
     for eco in order:
         if eco in fixes and _fillable(fixes[eco], d.facts):
-            d.fix = fill(fixes[eco], d.facts)
+            d.fix = fill(fixes[eco], d.facts, d.fact_text)
             break
     for eco in order:
         if eco in nexts and _fillable((nexts[eco],), d.facts):
-            d.next_step = fill((nexts[eco],), d.facts)
+            d.next_step = fill((nexts[eco],), d.facts, d.fact_text)
             break
 
 

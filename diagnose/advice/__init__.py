@@ -498,16 +498,20 @@ def names_of(d, snapshot: dict | None, frames: list[str] | None = None, lines=()
         names["env_torch_cuda"] = _num_cc(torch["cuda"])
     if torch.get("version"):
         names["env_torch_version"] = torch["version"]
+    texts = getattr(d, "fact_text", None) or {}
+    if texts:                     # how the log wrote its sizes, so a rule says "2.26 GiB" as the log does
+        names["_fact_text"] = {k: t for k, t in texts.items() if k in d.facts}
     return {k: v for k, v in names.items() if v is not None}
 
 
-def show(name: str, value) -> str:
-    """A value as a template prints it: sizes readable, CCs as sm_XY, ratios with sense."""
+def show(name: str, value, text: str | None = None) -> str:
+    """A value as a template prints it: sizes readable (as the log wrote them when it did), CCs as
+    sm_XY, ratios with sense."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     kind = fact_kind(name)
     if kind == "bytes" and isinstance(value, (int, float)):
-        return format_bytes(int(value))
+        return render(name, int(value), text) if text else format_bytes(int(value))
     if kind == "cc" and isinstance(value, float):
         return f"sm_{value:.1f}".replace(".", "")
     if isinstance(value, float):
@@ -524,7 +528,8 @@ def fill(template: str, names: dict) -> str | None:
     missing = [n for n in re.findall(r"\{(\w+)\}", template) if n not in names]
     if missing:
         return None
-    return re.sub(r"\{(\w+)\}", lambda m: show(m[1], names[m[1]]), template)
+    texts = names.get("_fact_text") or {}
+    return re.sub(r"\{(\w+)\}", lambda m: show(m[1], names[m[1]], texts.get(m[1])), template)
 
 
 def lookup_order(ecos: list[str]) -> list[str]:
