@@ -23,7 +23,15 @@ def _in_root_line(value: str, root_text: str) -> bool:
 
 # rows whose root the tool places elsewhere (the root-line misses of bench/rounds.py): their fact is
 # not in the line the tool reads as the root
-KNOWN = {"g22-012": "the tool's root is nvcc's summary line 8, not the diagnostic on line 4"}
+KNOWN = {"g22-012": "the tool's root is nvcc's summary line 8, not the diagnostic on line 4",
+         # round g24, as its before-record found them (misses of the facts mechanisms, not fixed here)
+         "g24-001": "Neuron compiler error code [GCA035] at the line start is not read as a code",
+         "g24-002": "family missed (no Neuron runtime TDRV signature): no facts from 'Failed to alloc DEVICE memory: N'",
+         "g24-003": "Neuron compiler error code [NLA001] at the line start is not read as a code",
+         "g24-016": "the Xid number after 'Xid (PCI:...):' is not read as a code",
+         "g24-025": "family missed (root taken at the AssertionError): the libaio name in the warning is not read",
+         "g24-030": "the CUDA kernel name before 'block:' in a device assert (indexSelectLargeIndex) is not read",
+         "g24-031": "Julia 'on thread (x, y, z) in block (x, y, z)' is not read as thread/block"}
 
 
 def test_there_are_annotated_rows():
