@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test accuracy ablation bench bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration rounds bench-advice bench-numerics env-doc
+.PHONY: origin demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration none-check rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,15 +47,35 @@ accuracy: $(VENV)/.base
 calibration: $(VENV)/.base
 	$(PY) -m bench.calibration
 
+# 'none' precision on every labelled set, and the none/unknown rule measured with no failure signature
+none-check: $(VENV)/.base
+	$(PY) -m bench.none_check
+
+# facts recall per kind of fact: the fresh rounds' annotations and the dev set's (tests/fixtures/facts)
+facts-recall: $(VENV)/.base
+	$(PY) -m bench.facts_recall --misses
+
 # accuracy, origin, root line, facts recall and misses of the fresh rounds (g21 on)
 rounds: $(VENV)/.base
 	$(PY) -m bench.rounds score $(patsubst tests/fixtures/issues/before-%.tsv,%,$(wildcard tests/fixtures/issues/before-*.tsv))
 
+# origin and root-line accuracy over every labelled round (g1 on) and the corpus's origins
+origin: $(VENV)/.base
+	$(PY) -m bench.rounds origin
+
 ablation: $(VENV)/.base
 	$(PY) -m bench.fallback_ablation
+	$(PY) -m bench.support_ablation
 
 bench: $(VENV)/.base sysdeps
 	$(PY) -m bench.throughput
+
+# the joint database's raw scan: the hyperscan wheel against Debian's libhyperscan from C (would a native core pay?)
+bench-native: $(VENV)/.base
+	@[ -f /usr/include/hs/hs.h ] || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libhyperscan-dev >/dev/null) || \
+	  echo "could not install libhyperscan-dev: bench-native will skip"
+	$(PY) -m bench.native_scan
 
 bench-env: $(VENV)/.dev
 	$(PY) -m bench.env_speed

@@ -27,19 +27,28 @@ FAILURE_HINTS = FAILURE_KINDS
 # error-level lines this close before the root are its summary (NCCL's watchdog prints one first)
 SUMMARY_REACH = 5
 MAX_FACT_LINES = 10   # lines of the same failure read for generic facts, besides the root
-HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "level": 4, "exit": 5, "traceback": 6, "frame": 7}
+HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "status": 4, "report": 5, "level": 6, "exit": 7,
+              "traceback": 8, "frame": 9}
 CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
 _confidence_table: dict | None = None
 
 
 def confidence_of(kind: str, key: str = "value") -> float:
-    """A measured confidence from diagnose/confidence.toml (see `make calibration`)."""
+    """The measured confidence of a kind of evidence (diagnose/confidence.toml, fitted by
+    `python -m bench.calibration --write`): the observed accuracy of that kind of answer on fresh
+    rounds of real logs. Kinds: root, root-rival, wrapper, symptom, support, wrapped, fallback,
+    unknown, none-progress, none-handled, none-silent (`confidence_of("none", "silent")` still works)."""
     global _confidence_table
     if _confidence_table is None:
         import tomllib
 
-        _confidence_table = tomllib.loads(CONFIDENCE_TABLE.read_text(encoding="utf-8"))
-    return float(_confidence_table[kind][key])
+        _confidence_table = tomllib.loads(CONFIDENCE_TABLE.read_text(encoding="utf-8"))["kind"]
+    if key != "value":
+        kind = f"{kind}-{key}"
+    return float(_confidence_table[kind]["value"])
+
+
+RIVAL_WINDOW = 5    # a root of another family this close in priority makes the answer `root-rival`
 
 UNKNOWN_NEXT = (
     "Read the root line and the traceback above it. If it is a CUDA error, re-run with "
@@ -48,12 +57,14 @@ UNKNOWN_NEXT = (
 )
 
 
-def fill(templates, facts: dict) -> str:
-    """The first template whose {fact} names are all known, with the facts rendered for a reader."""
+def fill(templates, facts: dict, texts: dict | None = None) -> str:
+    """The first template whose {fact} names are all known, with the facts rendered for a reader (a size
+    as the log wrote it when `texts` has it)."""
+    texts = texts or {}
     for template in templates:
         names = re.findall(r"\{(\w+)\}", template)
         if all(n in facts for n in names):
-            return re.sub(r"\{(\w+)\}", lambda m: render(m[1], facts[m[1]]), template)
+            return re.sub(r"\{(\w+)\}", lambda m: render(m[1], facts[m[1]], texts.get(m[1])), template)
     return re.sub(r"\{(\w+)\}", "?", templates[-1]) if templates else ""
 
 
@@ -65,13 +76,21 @@ def _rank(m: Match):
 def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink]:
     """The cascade, root first. Every failure line after the root that the root explains is a
     `symptom` (a CUBLAS error on the poisoned context, a watchdog abort, a Python exception at an
-    unrelated line, a generic error line no signature knows), so a reviewer sees what to discount."""
+    unrelated line, a generic error line no signature knows, a shutdown or cancelled work), and so is
+    the framework's exception reporting a root that is not itself an exception line (wherever it
+    stands), so a reviewer sees what to discount."""
     seen, links = set(), []
     ordered = ([root] if root else []) + sorted((m for m in matches if m is not root), key=lambda m: m.line)
+    # lines where an exception was raised: when the root is not one (a kernel's assertion, a
+    # sanitizer report, an NCCL WARN line), an exception of its family elsewhere is the framework
+    # reporting the root again, wherever the paste put it
+    raised = {n for kind, n, _ in hints if kind == "exception"}
+    reraised = root is not None and root.line not in raised
+    frames = _frame_lines(hints)
     for m in ordered:
         key = (m.line, m.signature.family)
-        if key in seen:
-            continue
+        if key in seen or (m is not root and _passed_through(m, frames)):
+            continue             # a traceback frame is where a failure passed, not a line of the cascade
         seen.add(key)
         if m is root:
             role = "root"
@@ -79,6 +98,9 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "demoted"
         elif m.signature.role == "benign":
             role = "benign"
+        elif (reraised and m.signature.family == root.signature.family and m.line in raised
+              and m.signature is not root.signature):
+            role = "symptom"         # the framework's exception for the root (RuntimeError: ... device-side assert)
         elif (root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom"
               and (m.line < root.line or m.signature is root.signature)):
             role = "detail"          # another line of the root's own family adds detail
@@ -86,6 +108,8 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "symptom"         # the same failure reported again by another layer, after the root
         elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
             role = "symptom"         # a consequence (by its role, or by coming after the root)
+        elif m.signature.role == "root" and root is not None and m.signature.tier == "support" != root.signature.tier:
+            role = "symptom"         # a bare code or frame beside a named failure reports it, it does not compete
         elif m.signature.role == "root":
             role = "competing"       # a root of another family that lost on priority
         else:
@@ -94,14 +118,26 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
     if root is not None:
         taken = {link.line for link in links}
         for kind, n, text in hints:
-            # error lines after the root, and the error-level summary a watchdog prints just before it
+            # error lines after the root, and the error-level summary a watchdog prints just before it;
+            # what the failure left behind (a shutdown, cancelled work, the other ranks killed) after it,
+            # at any log level
             near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
-            if (near and n not in taken and kind in FAILURE_HINTS and kind not in ("frame", "traceback")
-                    and line_level(text) is None):
+            after = n > root.line and kind == "consequence"
+            if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback")
+                                                      and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
         links = links[:1] + sorted(links[1:], key=lambda link: link.line)
     return links[:50]
+
+
+def _frame_lines(hints) -> set[int]:
+    return {n for kind, n, _ in hints if kind == "frame"}
+
+
+def _passed_through(m: Match, frames: set[int]) -> bool:
+    """Support evidence on a traceback frame line (Python's, rich's box, IPython's form)."""
+    return m.signature.tier == "support" and (m.line in frames or bool(_FRAME.search(m.text) or _RICH_FRAME.search(m.text)))
 
 
 def decide(scan: ScanResult, path: str) -> Diagnosis:
@@ -125,9 +161,16 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     elif support:
         # the deepest frame of a traceback is its last: support evidence is read bottom-up
         root = max(support, key=lambda m: (m.line, m.signature.priority))
+        # a named message of the same family (a symptom signature) says more than the bare code or frame
+        named = [m for m in failures if m.signature.tier == "hard" and m.signature.family == root.signature.family]
+        if named:
+            root = min(named, key=_rank)
     else:
         root = min(failures, key=_rank)
     sig = root.signature
+    # a traceback frame that did not decide is where the failure passed: not a fact or evidence line
+    frames = _frame_lines(scan.hints)
+    failures = [m for m in failures if m is root or not _passed_through(m, frames)]
 
     facts: dict = {}
     for m in sorted(failures, key=lambda m: (m.signature.family != sig.family, m is not root, m.line)):
@@ -142,8 +185,9 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.root = Line(root.line, root.text)
     d.chain = _chain(root, matches, scan.hints)
     d.facts = facts
-    d.fix = fill(sig.fix, facts)
-    d.next_step = fill((sig.next_step,), facts)
+    d.fact_text = _fact_texts(facts, [root.text] + same)
+    d.fix = fill(sig.fix, facts, d.fact_text)
+    d.next_step = fill((sig.next_step,), facts, d.fact_text)
     d.explanation = sig.explanation
     d.references = list(sig.references)
     d.frameworks = list(sig.frameworks)
@@ -153,23 +197,55 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_RICH_FRAME = re.compile(r'\.py:\d+,? in \w')   # rich's box ("│ /x.py:2050 in all_reduce"), IPython's ("File /x.py:126, in f")
 TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "torchinductor_")
 
 
 def _generic_facts(lines: list[str], known: dict, hints, root_line: int) -> dict:
     """Facts the signature did not capture, from the failure's own lines (signatures/facts.toml), and
-    the source location: the innermost traceback frame above the root that is not a temporary file."""
-    from signatures.generic_facts import extract
+    the source location from the traceback frames the scan kept above the root: the program's own
+    innermost frame (`source`), and the innermost frame when that is in a package (`raised_at`)."""
+    from signatures.generic_facts import extract, frames_from_hints
 
     found = extract(lines, known)
-    frames = [h for h in hints if h[0] == "frame" and h[1] <= root_line]
-    for _, _, text in reversed(frames):
-        m = _FRAME.search(text)
-        if m and not any(t in m[1] for t in TEMP_DIRS):
-            if "source" not in known:
-                found["source"] = f"{m[1]}:{m[2]}"
-            break
+    frames = [h[2] for h in hints if h[0] == "frame" and h[1] <= root_line]
+    for k, v in frames_from_hints(frames).items():
+        if k not in known:
+            found[k] = v
     return found
+
+
+def _fact_texts(facts: dict, lines: list[str]) -> dict:
+    from signatures.generic_facts import fact_texts
+
+    return fact_texts(facts, lines)
+
+
+def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
+    """Facts from the text around the root, which decide() (reading only the lines signatures and
+    hints kept) cannot see: the lines that continue the root's message, the stack frames of a small
+    log read whole (Python above the root, Julia below), the whole-log facts (a build command's arch,
+    both driver versions of a mismatch, the GPU's name); then how the log spelled each size."""
+    from signatures.generic_facts import context, extract, extract_log, fact_texts, is_library, source_location
+
+    root = d.root
+    if lines is None or root is None:
+        return
+    after = context(lines, root.line)
+    new = extract(after, d.facts)
+    for k, v in new.items():
+        d.facts.setdefault(k, v)
+    source = d.facts.get("source")
+    if not isinstance(source, str) or is_library(source):
+        # the scan's frames gave no frame of the program itself (or none): the whole stack, Julia's too
+        where = source_location(lines, root.line)
+        if where:
+            d.facts.pop("raised_at", None)
+            d.facts.update(where)
+    for k, v in extract_log(lines, d.facts, root.line, d.family).items():
+        d.facts.setdefault(k, v)
+    if new:                        # sizes decide() had not seen: as the root's continuation spells them
+        d.fact_text = {**fact_texts({k: d.facts[k] for k in new if k in d.facts}, after), **d.fact_text}
 
 
 def _readings(d: Diagnosis) -> Diagnosis:
@@ -183,20 +259,19 @@ def _readings(d: Diagnosis) -> Diagnosis:
 
 
 def _confidence(root: Match, roots, wrappers, failures) -> float:
-    """The probability that the family is right, by the evidence that decided it (confidence.toml)."""
+    """The probability that the family is right, by the kind of evidence that decided it (confidence.toml)."""
+    return round(max(0.0, min(0.99, confidence_of(_kind(root, roots)))), 2)
+
+
+def _kind(root: Match, roots) -> str:
+    """The kind of evidence a signature answer rests on (bench.rounds.kind_of names the same kinds)."""
     if root.signature.tier == "support":
-        c = confidence_of("support")
-    elif root.signature.role == "root":
-        c = confidence_of("root")
-        window = confidence_of("root", "rival_window")
-        rivals = {m.signature.family for m in roots
-                  if m.signature.family != root.signature.family and m.signature.priority >= root.signature.priority - window}
-        c = max(confidence_of("root", "floor"), c - confidence_of("root", "rival") * len(rivals))
-    elif root.signature.role == "wrapper":
-        c = confidence_of("wrapper")
-    else:
-        c = confidence_of("symptom")
-    return round(max(0.0, min(0.99, c)), 2)
+        return "support"
+    if root.signature.role == "root":
+        rival = any(m.signature.family != root.signature.family
+                    and m.signature.priority >= root.signature.priority - RIVAL_WINDOW for m in roots)
+        return "root-rival" if rival else "root"
+    return "wrapper" if root.signature.role == "wrapper" else "symptom"
 
 
 def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> list[Line]:
@@ -234,17 +309,39 @@ def _excused(line: int, benign_lines: list[int]) -> bool:
     return i < len(benign_lines) and benign_lines[i] <= line + BENIGN_REACH
 
 
+# a level tag behind an issue's quoting (`WARNING: ..., > INFO ...): the line was logged below error level
+_QUOTED_LEVEL = None
+
+
+def _counts(kind: str, text: str) -> bool:
+    """Does a generic failure line count as evidence of a failure? Not when it was logged at warning or
+    info level (a handled failure, a retry), except a checker's `report` at info level: a NaN loss or a
+    failing test is printed by the training loop or harness on its ordinary (info) channel."""
+    global _QUOTED_LEVEL
+    level = line_level(text)
+    if level is None:
+        if _QUOTED_LEVEL is None:
+            import re2
+
+            _QUOTED_LEVEL = re2.compile(r"^[\s`>*#\"']{1,6}(?:WARNING|WARN|Warning|INFO|DEBUG)\b")
+        if _QUOTED_LEVEL.search(text):
+            level = "warning"
+    return level is None or (kind == "report" and level == "info")
+
+
 def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: list[Match]) -> Diagnosis:
     """No signature explains a failure. `none` needs evidence of no failure: any failure line left
     (an exception, an error or E/F-level line, an assertion, a fatal signal, a non-zero exit) that no
     benign signature excuses makes the log `unknown` (with a wording guess), never `none`."""
     # generic error lines around a handled fallback belong to it, like the failures it excuses
     benign_lines = sorted(b.line for b in benign)
-    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and line_level(h[2]) is None
+    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and _counts(h[0], h[2])
              and not _excused(h[1], benign_lines)]
     d.chain = _chain(None, matches)
     if scan.error and not scan.bytes:
-        d.family, d.confidence, d.title = "unknown", 0.0, "input could not be read"
+        binary = scan.error.startswith("binary")
+        d.family, d.confidence = "unknown", 0.0
+        d.title = "not a text log (a binary file): there is nothing to diagnose" if binary else "input could not be read"
         d.fix = "Check the file: " + scan.error
         return d
     if not scan.bytes:
@@ -265,22 +362,23 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
                  "(last exception, assertion, fatal signal or error line).")
         d.next_step = UNKNOWN_NEXT
         d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
+        d.fact_text = _fact_texts(d.facts, [root[2]])
         _fallback_guess(d, [h for h in hints if h[0] != "frame"], root)
         return d
     d.family = "none"
     progress = [h for h in scan.hints if h[0] == "ok"]
     if matches:
-        d.confidence = confidence_of("none", "handled")
+        d.confidence = confidence_of("none-handled")
         d.title = "failure text appears only in warnings or handled exceptions"
         d.evidence = [Line(m.line, m.text) for m in matches][:40]
         d.explanation = ("Every line that looks like a failure was logged at warning/info level or "
                          "was caught and handled (a fallback); the run itself did not fail.")
     elif progress:
-        d.confidence = confidence_of("none", "progress")
+        d.confidence = confidence_of("none-progress")
         d.title = "no failure found, and the log shows normal progress"
         d.evidence = [Line(n, t) for _, n, t in progress]
     else:
-        d.confidence = confidence_of("none", "silent")
+        d.confidence = confidence_of("none-silent")
         d.title = "no failure found (and no sign of progress either: the log may be cut)"
     return d
 
@@ -326,9 +424,10 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     """decide() and the readings, then the log's ecosystems and the signature's fix in their terms."""
     from diagnose import advice
 
-    d = _readings(_decide_scan(scan, path, matcher, reader))
+    d = _readings(_blank(_decide_scan(scan, path, matcher, reader), scan, reader))
     root_line = d.root.line if d.root else None
     lines = _whole_text(scan, d, reader)
+    _whole_log_facts(d, lines)
     if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
         lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
         lines += [e.text for e in d.evidence] + ([d.root.text] if d.root else [])
@@ -357,7 +456,8 @@ def _whole_text(scan: ScanResult, d: Diagnosis, reader) -> list[str] | None:
     if not data:
         return None
     text = normalise_chunk(data[:WHOLE_TEXT_MAX]).decode("utf-8", "replace")
-    return [line[:400] for line in text.split("\n")]
+    # a long line keeps its head and its tail (a sanitizer frame ends with the file:line)
+    return [line if len(line) <= 600 else line[:400] + " ... " + line[-200:] for line in text.split("\n")]
 
 
 def _signature(sig_id, scan: ScanResult, matcher):
@@ -366,7 +466,16 @@ def _signature(sig_id, scan: ScanResult, matcher):
     for m in scan.matches:
         if m.signature.id == sig_id:
             return m.signature
-    return next((s for s in getattr(matcher, "signatures", ()) if s.id == sig_id), None)
+    by_id = getattr(matcher, "_by_id", None)
+    if by_id is None:           # built once per matcher: a fallback id is in no signature, a full walk each time
+        by_id = {}
+        for s in getattr(matcher, "signatures", ()):
+            by_id.setdefault(s.id, s)
+        try:
+            matcher._by_id = by_id
+        except AttributeError:
+            pass
+    return by_id.get(sig_id)
 
 
 def _variants(d: Diagnosis, sig) -> None:
@@ -377,11 +486,11 @@ def _variants(d: Diagnosis, sig) -> None:
     order = lookup_order(d.ecosystems)
     for eco in order:
         if eco in fixes and _fillable(fixes[eco], d.facts):
-            d.fix = fill(fixes[eco], d.facts)
+            d.fix = fill(fixes[eco], d.facts, d.fact_text)
             break
     for eco in order:
         if eco in nexts and _fillable((nexts[eco],), d.facts):
-            d.next_step = fill((nexts[eco],), d.facts)
+            d.next_step = fill((nexts[eco],), d.facts, d.fact_text)
             break
 
 
@@ -411,7 +520,7 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
         d.family = "unknown"
     # Only unexplained logs (failure evidence, no signature; at most a wording guess): a clean-looking
     # log would cost a second read and scan each, a fifth of the time on a batch of mostly clean logs.
-    if not _unexplained(d) or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
+    if not (_unexplained(d) or _support_only(d, scan)) or scan.error or not scan.bytes or scan.bytes > RESCUE_MAX_BYTES:
         return d
     try:
         data = reader()
@@ -425,11 +534,39 @@ def _decide_scan(scan: ScanResult, path: str, matcher, reader) -> Diagnosis:
     rescued = ScanResult(matches=sorted(scan.matches + joined, key=lambda m: m.line), hints=scan.hints,
                          lines=scan.lines, bytes=scan.bytes, error=scan.error)
     d2 = decide(rescued, path)
-    if d2.family == "none" or _unexplained(d2):
+    if d2.family == "none" or _unexplained(d2) or _support_only(d2, rescued):
         return d
-    d2.confidence = round(min(d2.confidence, 0.75), 2)
+    d2.confidence = round(min(d2.confidence, confidence_of("wrapped")), 2)
     d2.notes.append("matched across a hard-wrapped line (the message was cut in two by a terminal or a paste)")
     return d2
+
+
+BLANK_MAX_BYTES = 64 << 10    # a silent `none` log this small is read again to see whether it holds any text
+
+
+def _blank(d: Diagnosis, scan: ScanResult, reader) -> Diagnosis:
+    """A log of blank lines only is not `none` (no evidence either way): it says what it is."""
+    if d.family != "none" or scan.matches or scan.hints or not scan.bytes or scan.bytes > BLANK_MAX_BYTES:
+        return d
+    try:
+        data = reader()
+    except (OSError, EOFError, ValueError):
+        return d
+    if data is None or data.strip():
+        return d
+    d.family, d.confidence, d.evidence = "unknown", 0.0, []
+    n = data.count(b"\n") or 1
+    d.title = f"the log holds only blank lines ({n}): there is nothing to diagnose"
+    d.fix = ("A log of blank lines is neither a failure nor a success: check that the task's output was "
+             "captured (stdout and stderr, the right file).")
+    d.explanation = ""
+    return d
+
+
+def _support_only(d: Diagnosis, scan: ScanResult) -> bool:
+    """Decided by support evidence alone (a bare status code, a frame): a message cut in two by a
+    terminal may still name the failure exactly, so the wrapped-line rescue is worth its read."""
+    return any(m.signature.id == d.signature and m.signature.tier == "support" for m in scan.matches)
 
 
 def _unexplained(d: Diagnosis) -> bool:
@@ -438,7 +575,7 @@ def _unexplained(d: Diagnosis) -> bool:
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     from signatures.normalise import normalise_chunk
-    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines
+    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines, second_half
 
     buf = normalise_chunk(data)
     hot = error_lines(buf)
@@ -449,7 +586,7 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
         a = first.rstrip(b"\r").rstrip()
         if len(a) < MIN_FIRST:
             continue
-        b = strip_prefix(second.rstrip(b"\r").decode("utf-8", "replace")).strip().encode()
+        b = second_half(second.rstrip(b"\r"))
         if not b:
             continue
         pairs.append((i, a + b))
@@ -535,7 +672,7 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
     """diagnose_file for many inputs; plain log files are scanned together (Matcher.scan_many)."""
     matcher = matcher or default_matcher()
     plain = [p for p in paths if p != "-" and not os.path.isdir(p)]
-    scans = dict(zip(plain, matcher.scan_many(plain)))
+    scans = dict(zip(plain, matcher.scan_many(plain, keep=True)))
     out = []
     for p in paths:
         if p not in scans:
@@ -546,7 +683,8 @@ def diagnose_files(paths: list[str], snapshot: dict | None = None, matcher=None)
             out.append(unreadable(p, problem))
             continue
         _note_empty_fifo(scan, p)
-        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p))
+        data, scan.data = scan.data, None      # read once: the rescue and the advice layer reuse it
+        d, ctx = _decide_ctx(scan, p, matcher, _file_reader(p) if data is None else (lambda data=data: data))
         out.append(_finish(d, ctx, snapshot))
     return out
 

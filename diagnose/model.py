@@ -37,6 +37,7 @@ class Diagnosis:
     root: Line | None = None
     chain: list[ChainLink] = field(default_factory=list)
     facts: dict = field(default_factory=dict)
+    fact_text: dict = field(default_factory=dict)        # how the log wrote a fact ("2.26 GiB"), for reports
     fix: str = ""
     next_step: str = ""
     explanation: str = ""
@@ -60,7 +61,7 @@ class Diagnosis:
             "root": {"line": self.root.line, "text": self.root.text} if self.root else None,
             "chain": [{"line": c.line, "family": c.family, "signature": c.signature, "role": c.role,
                        "text": c.text} for c in self.chain],
-            "facts": dict(self.facts), "fix": self.fix, "next_step": self.next_step,
+            "facts": dict(self.facts), "fact_text": dict(self.fact_text), "fix": self.fix, "next_step": self.next_step,
             "explanation": self.explanation, "references": list(self.references),
             "frameworks": list(self.frameworks),
             "evidence": [{"line": e.line, "text": e.text} for e in self.evidence],

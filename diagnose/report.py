@@ -323,7 +323,7 @@ def write_explain(d: Diagnosis, console=None, log_path: str | None = None) -> No
         ft.add_column(style="cyan", no_wrap=True)
         ft.add_column(overflow="fold")
         for k, v in d.facts.items():
-            ft.add_row(Text(k, style="cyan"), Text(visible(render(k, v))))
+            ft.add_row(Text(k, style="cyan"), Text(visible(render(k, v, d.fact_text.get(k)))))
         parts.append(Panel(ft, title="facts", title_align="left"))
     if d.reasoning:
         parts.append(Panel(Text("\n".join("• " + visible(r) for r in d.reasoning)), title="reasoning",

@@ -36,6 +36,9 @@ ALIASES: dict[str, str] = {
     "byte": "uint8", "uint8": "uint8", "u8": "uint8", "uint16": "uint16", "u16": "uint16",
     "bool": "bool", "i1": "bool", "pred": "bool",
     "complexfloat": "complex64", "complex64": "complex64", "complexdouble": "complex128", "complex128": "complex128",
+    # cudaDataType_t, as cuBLAS/cuDNN calls print it (https://docs.nvidia.com/cuda/cublas/index.html#cudadatatype-t)
+    "cuda_r_16bf": "bfloat16", "cuda_r_16f": "float16", "cuda_r_32f": "float32", "cuda_r_64f": "float64",
+    "cuda_r_8f_e4m3": "float8_e4m3fn", "cuda_r_8f_e5m2": "float8_e5m2", "cuda_r_8i": "int8", "cuda_r_32i": "int32",
 }
 
 _PREFIXES = ("torch.", "c10::", "tl.", "jnp.", "np.", "numpy.", "at::", "scalartype::")

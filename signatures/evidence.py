@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TABLE = Path(__file__).parent / "evidence.toml"
-KINDS = ("traceback", "frame", "exception", "error", "level", "assert", "fatal", "exit", "ok")
-# kinds that are evidence of a failure (everything but `ok`)
-FAILURE_KINDS = tuple(k for k in KINDS if k != "ok")
+KINDS = ("traceback", "frame", "exception", "error", "status", "report", "level", "assert", "fatal", "exit",
+         "consequence", "ok")
+# kinds that are evidence of a failure (everything but `ok`, and `consequence`: a shutdown, a
+# cancelled request, the other ranks being killed, which follow a failure but do not show one)
+FAILURE_KINDS = tuple(k for k in KINDS if k not in ("ok", "consequence"))
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ _CC_DOTTED = re2.compile(r"(\d{1,2})\.(\d)([af]?)")
 def parse_cc(text: str) -> str | None:
     """'sm_90a' -> '9.0a'; 'compute_86' -> '8.6'; '8.0' -> '8.0'; '120' -> '12.0'."""
     t = text.strip().strip("'\"")
+    if t.lower().startswith("gfx"):
+        return t.lower()             # an AMD target (gfx90a) is its own name
     m = _CC_DOTTED.fullmatch(t)
     if m:
         return f"{int(m[1])}.{m[2]}{m[3]}"
@@ -105,7 +107,7 @@ def parse_int(text: str) -> int | str:
         return text.strip()
 
 
-_INT_NAMES = {"line", "rank", "errno", "pid", "code", "xid", "world_size", "seq", "timeout_ms"}
+_INT_NAMES = {"line", "rank", "errno", "pid", "code", "xid", "world_size", "seq", "timeout_ms", "limit"}
 _INT_SUFFIXES = ("_line", "_count", "_int", "_code", "_num", "_ms", "_s", "_rank", "_size_int")
 
 
@@ -146,9 +148,24 @@ def normalise(name: str, text: str):
     return text.strip() if value is None else value
 
 
-def render(name: str, value) -> str:
-    """How a fact reads inside fix text."""
+def spelled(text: str, value: int | None = None) -> str:
+    """A size as the log wrote it, for a reader: '2.26 GiB' and '21.90G' as they are, a bare count
+    with its unit ('131072' -> '131072 bytes', '0xc000' -> '0xc000 bytes'), and a count of a MiB or
+    more with its binary size after it ('68852648264 bytes (64.12 GiB)')."""
+    t = " ".join(text.split())
+    if t and (t[-1].isdigit() or t.lower().startswith("0x") and t[-1] not in "bBsS"):
+        t += " bytes"
+    if value is not None and value >= 1024**2 and t.lower().endswith(("bytes", "byte")):
+        t += f" ({format_bytes(value)})"
+    return t
+
+
+def render(name: str, value, text: str | None = None) -> str:
+    """How a fact reads inside fix text and reports. `text` is how the log wrote it (Diagnosis.fact_text):
+    a size is shown in the log's own unit when the log wrote it, in binary units when it did not."""
     if fact_kind(name) == "bytes" and isinstance(value, int):
+        if text and parse_bytes(text) == value:
+            return spelled(text, value)
         return format_bytes(value)
     if fact_kind(name) == "cc" and isinstance(value, str) and value[:1].isdigit():
         return f"sm_{value.replace('.', '')}"

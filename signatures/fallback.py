@@ -8,6 +8,7 @@ cannot compile are read with re2 alone. Linear time either way; no Python `re` o
 """
 from __future__ import annotations
 
+import bisect
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,19 +103,23 @@ def guess(lines: list[tuple[str, float]]) -> Guess | None:
 
     Ties go to the family listed first in the table (the more specific ones come first)."""
     table = _load()
-    present: list[set[int] | None] = []      # per line: the word ids hyperscan saw (None: ask re2 of all)
+    present: list[list[int] | None] = []     # per line: the word ids hyperscan saw, sorted (None: ask re2 of all)
     for text, _ in lines:
         if table.scan is not None and text.isascii():
-            present.append(table.scan(text.encode()) | table.re2_only)
+            present.append(sorted(table.scan(text.encode()) | table.re2_only))
         else:
             present.append(None)
     best: Guess | None = None
     for name, origin, fix, regexes in table.rows:
         score, words = 0.0, []
+        start = regexes[0][0] if regexes else 0       # a row's word ids are consecutive
         for (text, weight), hits in zip(lines, present):
-            for wid, rx in regexes:
-                if hits is not None and wid not in hits:
-                    continue
+            if hits is None:
+                todo = regexes
+            else:                                     # only the row's words present, in the row's order
+                i, j = bisect.bisect_left(hits, start), bisect.bisect_left(hits, start + len(regexes))
+                todo = [regexes[wid - start] for wid in hits[i:j]]
+            for wid, rx in todo:
                 m = rx.search(text)
                 if m:
                     score += weight

@@ -1,19 +1,38 @@
 """Generic facts (signatures/facts.toml): kernel names, amounts, file:line, shapes, dtypes, archs,
 codes, libraries, devices, grid and block, read from a failure's own lines whatever its signature.
 
-Run on the handful of lines of a diagnosis (its root and the lines of the same failure), never on
-whole logs; re2, so linear in those lines.
+Three readings, all re2 (linear in what they read):
+
+- `extract(lines)`: the `line` rules over the root and the lines of the same failure (the lines a
+  signature of the root's family matched, and the lines that continue the root's message);
+- `extract_log(lines)`: the `log` rules (a build command's -arch, the driver versions of a mismatch,
+  the GPU's name) over every line of a small failing log, only for facts no failure line gave;
+- `source_location(lines, root)`: the failing source line, from the traceback frames above the root
+  (Python) or the stack trace below it (Julia): the innermost frame of the program itself, not a
+  temporary file or an installed package, when one exists (`source`), and the innermost frame when
+  that is elsewhere (`raised_at`).
+
+`context(lines, root)` picks the lines that continue the root's message. `fact_texts` keeps how the
+log wrote each size, so reports say "2.26 GiB" or "131072 bytes" as the log does (the byte count
+stays in the facts for machines).
 """
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from signatures.facts import fact_kind, normalise
+from signatures.facts import fact_kind, normalise, parse_bytes
 
 TABLE = Path(__file__).parent / "facts.toml"
 MAX_TWINS = 3          # shape, shape_2, shape_3
+NO_TWINS = {"rank", "op", "timeout_ms", "status"}   # the first says it: other ranks repeat the same failure
+SCOPES = ("line", "log")
+CONTEXT_AFTER = 12     # lines after the root read as its continuation (blank lines and stack frames skipped)
+CONTEXT_KEEP = 8       # at most this many of them
+LOG_MAX_LINES = 20000  # a whole-log reading stops here (small logs only reach it)
+LOG_BEFORE, LOG_AFTER = 120, 30   # the window of a whole-log reading around the root
 
 
 @dataclass(frozen=True)
@@ -22,9 +41,14 @@ class FactRule:
     docs: str
     match: tuple            # ({"line", "facts"}, ...)
     no_match: tuple
+    scope: str = "line"
+    families: tuple = ()    # a `log` rule runs only for diagnoses of these families
 
 
-_rules: list | None = None
+_rules: dict | None = None
+_table: list | None = None
+_sets: dict | None = None
+_log_by_family: dict = {}
 
 
 def load(path: Path = TABLE) -> list[FactRule]:
@@ -36,43 +60,353 @@ def load(path: Path = TABLE) -> list[FactRule]:
             raise ValueError(f"{where}: needs a 'pattern' string and 'docs'")
         if not row.get("match") or not row.get("no_match"):
             raise ValueError(f"{where}: needs 'match' examples (line and facts) and 'no_match' lines")
-        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"])))
+        scope = row.get("scope", "line")
+        if scope not in SCOPES:
+            raise ValueError(f"{where}: scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+        families = tuple(row.get("families", ()))
+        if scope == "log" and not families:
+            raise ValueError(f"{where}: a whole-log rule names the families it is read for ('families')")
+        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope, families))
     return out
 
 
-def _compiled():
-    global _rules
+def _loaded() -> list[FactRule]:
+    global _table
+    if _table is None:
+        _table = load()
+    return _table
+
+
+def _compiled(scope: str = "line"):
+    """The scope's rules, and one re2 Set of them that says which rules can match a text (one pass
+    instead of one search per rule)."""
+    global _rules, _sets
     if _rules is None:
         import re2
 
-        _rules = [re2.compile(r.pattern) for r in load()]
-    return _rules
+        rules = {s: [] for s in SCOPES}
+        sets = {}
+        one_line = re2.Options()
+        one_line.never_nl = True         # rules read lines joined by "\n"; no match spans two of them
+        for r in _loaded():
+            rules[r.scope].append(re2.compile("(?m)" + r.pattern, one_line))
+        for scope_, rxs in rules.items():
+            opts = re2.Options()
+            opts.max_mem = 64 << 20         # a Set out of memory says "no match" silently (notes.md)
+            rset = re2.Set.SearchSet(opts)
+            for r in _loaded():
+                if r.scope == scope_:
+                    rset.Add("(?m)" + r.pattern)
+            rset.Compile()
+            sets[scope_] = rset
+        _rules, _sets = rules, sets
+    return _rules[scope]
+
+
+def _candidates(scope: str, text: str) -> list:
+    _compiled(scope)
+    hit = _sets[scope].Match(text)
+    return [_rules[scope][i] for i in sorted(hit)] if hit else []
+
+
+def _log_rules(family: str | None):
+    """The whole-log rules read for a family (all of them when family is None), and their Set."""
+    if family not in _log_by_family:
+        import re2
+
+        _compiled("log")
+        chosen = [(r, rx) for r, rx in zip([r for r in _loaded() if r.scope == "log"], _rules["log"])
+                  if family is None or family in r.families]
+        rset = None
+        if chosen:
+            opts = re2.Options()
+            opts.max_mem = 64 << 20
+            rset = re2.Set.SearchSet(opts)
+            for r, _ in chosen:
+                rset.Add("(?m)" + r.pattern)
+            rset.Compile()
+        _log_by_family[family] = ([rx for _, rx in chosen], rset)
+    return _log_by_family[family]
 
 
 def _value(name: str, text: str):
+    value = _typed(name, text)
+    return list(value) if isinstance(value, list) else value      # the cache's lists stay its own
+
+
+@functools.lru_cache(maxsize=4096)
+def _typed(name: str, text: str):
     if fact_kind(name) == "cc":
         text = text.replace(", ", ".")
-    return normalise(name, text)
+    value = normalise(name, text)
+    if name == "kernel" and isinstance(value, str) and "<" in value and value.endswith(">"):
+        value = value[: value.index("<")] + "<...>"     # template arguments: the name is what tells kernels apart
+    return value
+
+
+def _add(found: dict, known: dict, values: list, name: str, value) -> None:
+    if repr(value) in values:
+        return
+    twins = 1 if name in NO_TWINS else MAX_TWINS
+    free = [k for k in [name] + [f"{name}_{i}" for i in range(2, twins + 1)] if k not in known and k not in found]
+    if free:
+        found[free[0]] = value
+        values.append(repr(value))
+
+
+def _read_text(text: str, rules, known: dict | None) -> dict:
+    """Whole-log rules over one text: only names `known` lacks."""
+    known = dict(known or {})
+    values = [repr(v) for v in known.values()]
+    found: dict = {}
+    for rx in rules:
+        for m in rx.finditer(text):
+            for name, raw in m.groupdict().items():
+                if raw is not None and name not in known and name not in found:
+                    _add(found, known, values, name, _value(name, raw))
+    return found
+
+
+def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -> dict:
+    """The lines joined by "\n" (no rule matches across one): one Set pass says which rules can match,
+    only those are run, and their matches are taken in the order they stand in the text (the root's
+    first), rules in file order at the same place."""
+    known = dict(known or {})
+    values = [repr(v) for v in known.values()]
+    found: dict = {}
+    joined = "\n".join(lines)
+    hits = []
+    for i, rx in enumerate(_candidates(scope, joined) if joined else ()):
+        for m in rx.finditer(joined):
+            hits.append((m.start(), i, m.groupdict()))
+    hits.sort(key=lambda h: (h[0], h[1]))
+    for _, _, groups in hits:
+        for name, raw in groups.items():
+            if raw is None or (only_new_names and name in known):
+                continue
+            _add(found, known, values, name, _value(name, raw))
+    for name, value in list(known.items()) + list(found.items()):
+        base = name.split("_")[0]
+        if base not in ("kernel", "symbol") or not isinstance(value, str):
+            continue
+        readable = demangle(value)
+        if readable and f"{base}_name" not in known and f"{base}_name" not in found:
+            found[f"{base}_name"] = readable
+    return found
 
 
 def extract(lines: list[str], known: dict | None = None) -> dict:
     """Facts found in `lines` that are not already in `known` (by name or by value)."""
-    known = dict(known or {})
-    values = [repr(v) for v in known.values()]
-    found: dict = {}
+    return _read(lines, "line", known)
+
+
+def extract_log(lines: list[str], known: dict | None = None, root_line: int | None = None,
+                family: str | None = None) -> dict:
+    """The whole-log facts (scope = "log") of a failing log of `family`, for names no failure line
+    gave: read in the LOG_BEFORE lines before the root and LOG_AFTER after it (all of `lines` without
+    a root), one Set pass over that window first, so a log none of them can match costs one scan."""
+    rules, rset = _log_rules(family)
+    if not rules:
+        return {}
+    if root_line is not None:
+        lines = lines[max(0, root_line - LOG_BEFORE): root_line + LOG_AFTER]
+    text = "\n".join(lines[:LOG_MAX_LINES])
+    hit = rset.Match(text) if text else None
+    if not hit:
+        return {}
+    found = _read_text(text, [rules[i] for i in sorted(hit)], known)
+    return found                    # no twins: the first line that says it wins
+
+
+# -- the root's continuation -------------------------------------------------------------------
+
+_NEW_MESSAGE = ("Traceback (most recent call last)", "During handling of the above exception",
+                "The above exception was the direct cause", "Stacktrace:", "stack traceback:")
+_FRAME_LINE = ('File "', "@ ", "[C]:", "in function ")
+
+
+def context(lines: list[str], root_line: int) -> list[str]:
+    """The lines after the root (1-based `root_line` in `lines`) that continue its message: a wrapped
+    tail, the address and kernel under a sanitizer report, the file:line a C++ runtime prints after
+    its error. Stops at a new traceback; Python stack frames are skipped (source_location reads them)."""
+    from signatures.normalise import strip_prefix
+
+    out = []
+    for text in lines[root_line: root_line + CONTEXT_AFTER]:
+        t = strip_prefix(text).strip().lstrip("=#> ").strip()
+        if not t:
+            continue
+        if t.startswith(_NEW_MESSAGE):
+            break
+        if t.startswith(_FRAME_LINE) or ": in function " in t:
+            continue
+        out.append(t)
+        if len(out) >= CONTEXT_KEEP:
+            break
+    if out and 0 < root_line <= len(lines):
+        # the root joined with its first continuation: "CompilationError: at 1:0:" / "def _kernel(..."
+        out.append(lines[root_line - 1].rstrip() + " " + out[0])
+    return out
+
+
+# -- where it failed -------------------------------------------------------------------------
+
+TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "<stdin>", "torchinductor_", "/var/folders/")
+LIBRARY_DIRS = ("site-packages/", "dist-packages/", "/lib/python3", "/lib/python2", "\\Lib\\", "/usr/lib/",
+                "/.julia/packages/", "/.julia/juliaup/", "/share/julia/", "/conda-bld/")
+_PY_FRAME = None
+_JL_FRAME = None
+
+
+def _frame_rx():
+    global _PY_FRAME, _JL_FRAME
+    if _PY_FRAME is None:
+        import re2
+
+        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)')
+        # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
+        _JL_FRAME = re2.compile(r'^\s*@ (?:(\w+) )?(\S+\.jl):(\d+)')
+    return _PY_FRAME, _JL_FRAME
+
+
+def is_library(path: str) -> bool:
+    """An installed package's or the interpreter's file (site-packages, /usr/lib, ~/.julia/packages)."""
+    p = path.replace("\\", "/")
+    return any(d in p for d in LIBRARY_DIRS)
+
+
+def _pick(frames) -> dict:
+    """frames (an iterable of (file, line)) innermost first: the innermost of the program's own (not
+    temporary, not a package) is `source`; the innermost non-temporary one is `raised_at` when it is
+    somewhere else. Reads no further than the program's own innermost frame."""
+    first = None
+    for f in frames:
+        if any(t in f[0] for t in TEMP_DIRS):
+            continue
+        if first is None:
+            first = f
+        if not any(d in f[0].replace("\\", "/") for d in LIBRARY_DIRS):
+            out = {"source": f"{f[0]}:{f[1]}"}
+            if f is not first:
+                out["raised_at"] = f"{first[0]}:{first[1]}"
+            return out
+    return {"source": f"{first[0]}:{first[1]}"} if first else {}
+
+
+def source_location(lines: list[str], root_line: int) -> dict:
+    """`source` (and `raised_at`) from the stack above the root (Python: innermost last) or, when the
+    root has none, the Julia stack trace below it (innermost first, Base and Core skipped)."""
+    py, jl = _frame_rx()
+
+    def python_frames():          # innermost first: upwards from the root
+        for text in reversed(lines[max(0, root_line - 400): root_line]):
+            if 'File "' in text:
+                m = py.search(text)
+                if m:
+                    yield (m[1], m[2])
+
+    def julia_frames():           # innermost first: downwards from the root
+        for text in lines[root_line: root_line + 60]:
+            if "@ " in text:
+                m = jl.search(text)
+                if m and m[1] not in ("Base", "Core") and not m[2].startswith("./"):
+                    yield (m[2], m[3])
+
+    return _pick(python_frames()) or _pick(julia_frames())
+
+
+def frames_from_hints(frame_texts: list[str]) -> dict:
+    """The same choice over the traceback frames a big log's scan kept (innermost last)."""
+    py, _ = _frame_rx()
+    return _pick((m[1], m[2]) for t in reversed(frame_texts) for m in [py.search(t)] if m)
+
+
+# -- mangled names -----------------------------------------------------------------------------
+
+_CTOR = {"C1", "C2", "C3", "D0", "D1", "D2"}
+_SUBST = {"St": "std", "Sa": "std::allocator", "Ss": "std::string"}
+
+
+def demangle(symbol: str) -> str | None:
+    """The qualified name of an Itanium-mangled symbol, without its parameters: '_Z10add_kernelPfS_i'
+    -> 'add_kernel'; '_ZN3c105ErrorC1ENS_14SourceLocationE' -> 'c10::Error::Error'. None when the text
+    is not a mangled name this reading understands (then the symbol is shown as the log wrote it)."""
+    s = symbol.strip()
+    if not s.startswith("_Z") or len(s) > 4096:
+        return None
+    i, parts = 2, []
+    nested = s[i:i + 1] == "N"
+    if nested:
+        i += 1
+        while i < len(s) and s[i] in "KVrLO":       # cv / ref qualifiers of a member function
+            i += 1
+    while i < len(s):
+        if s[i].isdigit():
+            j = i
+            while j < len(s) and s[j].isdigit():
+                j += 1
+            n = int(s[i:j])
+            if n <= 0 or j + n > len(s):
+                return None
+            parts.append(s[j:j + n])
+            i = j + n
+        elif s[i:i + 2] in _SUBST and not parts:
+            parts.append(_SUBST[s[i:i + 2]])
+            i += 2
+        elif s[i:i + 2] in _CTOR and parts:
+            parts.append(("~" if s[i] == "D" else "") + parts[-1])
+            i += 2
+        elif s[i] == "I" and parts:                  # template arguments: skip to the matching E
+            depth, i = 1, i + 1
+            while i < len(s) and depth:
+                depth += {"I": 1, "E": -1}.get(s[i], 0)
+                i += 1
+            parts[-1] += "<...>"
+        else:
+            break
+        if not nested:
+            break
+    if not parts:
+        return None
+    name = "::".join(parts)
+    return name if name != s else None
+
+
+# -- how the log wrote each size ---------------------------------------------------------------
+
+_SIZE_TOKEN = None
+
+
+def fact_texts(facts: dict, lines: list[str]) -> dict:
+    """{name: text} for each size fact whose byte count a size in `lines` spells (the first such
+    spelling): '2.26 GiB', '131072 bytes', '21.90G', '0xc000', a bare '98304'. Sizes the log never
+    wrote are left out (reports then show binary units)."""
+    global _SIZE_TOKEN
+    wanted = {k: v for k, v in facts.items() if fact_kind(k) == "bytes" and isinstance(v, int) and not isinstance(v, bool)}
+    if not wanted:
+        return {}
+    if _SIZE_TOKEN is None:
+        import re2
+
+        # a number with a unit, or a hex count; bare decimal counts are looked up by their digits below
+        _SIZE_TOKEN = re2.compile(r"(?i)\b(?:0x[0-9a-f]+|\d[\d,]*(?:\.\d+)?(?: ?(?:[kmgt]i?b|bytes?|[kmgt])\b))")
+    spelled: dict[int, str] = {}
+    values = set(wanted.values())
     for text in lines:
-        for rx in _compiled():
-            for m in rx.finditer(text):
-                for name, raw in m.groupdict().items():
-                    if raw is None:
-                        continue
-                    value = _value(name, raw)
-                    if repr(value) in values:
-                        continue
-                    free = [k for k in [name] + [f"{name}_{i}" for i in range(2, MAX_TWINS + 1)]
-                            if k not in known and k not in found]
-                    if not free:
-                        continue
-                    found[free[0]] = value
-                    values.append(repr(value))
-    return found
+        for m in _SIZE_TOKEN.finditer(text):
+            n = parse_bytes(m[0])
+            if n in values and n not in spelled:
+                spelled[n] = m[0]
+        for v in values - spelled.keys():
+            digits = str(v)
+            at = text.find(digits)
+            while at >= 0:
+                end = at + len(digits)
+                if (at == 0 or not (text[at - 1].isalnum() or text[at - 1] in ".,")) and \
+                        (end == len(text) or not (text[end].isalnum() or text[end] in ".,")):
+                    spelled[v] = digits
+                    break
+                at = text.find(digits, end)
+        if len(spelled) == len(values):
+            break
+    return {k: spelled[v] for k, v in wanted.items() if v in spelled}

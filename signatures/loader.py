@@ -21,6 +21,8 @@ DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
 KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for"}
 TIERS = ("hard", "support")
+# data the generated signatures are made of (the code tables, and the fallback's fix texts they reuse)
+_TABLES = (Path(__file__).parent / "codes.toml", Path(__file__).parent / "fallback.toml")
 MAX_PATTERN_LEN = 2000
 
 
@@ -215,7 +217,7 @@ def load_all(extra_dirs=()) -> list[Signature]:
 
     files = signature_files(extra_dirs)
     parts = []
-    for path in files:
+    for path in files + list(_TABLES):
         try:
             parts += [str(path).encode(), path.read_bytes()]
         except OSError:
@@ -239,11 +241,24 @@ def _from_json(d: dict) -> Signature:
     return Signature(**d)
 
 
+def load_code_tables() -> list[Signature]:
+    """The support-tier signatures generated from the status-code tables (signatures/codes.toml)."""
+    from signatures import codes
+
+    try:
+        raws = codes.raw_signatures()
+    except codes.CodeTableError as e:
+        raise SignatureError(str(e)) from None
+    return [_build(raw, None, codes.TABLE) for raw in raws]
+
+
 def _load_all(files: list[Path]) -> list[Signature]:
     sigs: list[Signature] = []
     seen: dict[str, str] = {}
-    for path in files:
-        for sig in load_file(path):
+    groups = [(path, lambda path=path: load_file(path)) for path in files]
+    groups.append((_TABLES[0], load_code_tables))
+    for path, load in groups:
+        for sig in load():
             if sig.id in seen:
                 raise SignatureError(f"{path}: signature {sig.id!r}: duplicate id (also in {seen[sig.id]})")
             seen[sig.id] = str(path)

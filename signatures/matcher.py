@@ -22,7 +22,7 @@ import stat
 import zlib
 from dataclasses import dataclass, field
 
-from signatures import cache, reading
+from signatures import cache, re2direct, reading
 from signatures.facts import normalise as normalise_fact
 from signatures.literals import BOUNDARY, required_literals, weak_literals
 from signatures.literals import text as literal_text
@@ -42,6 +42,9 @@ GROUP_BYTES = 64 << 10  # ... in groups this big: bigger groups wake more patter
 BINARY = "binary file (NUL bytes in the first 8 KiB): not a text log"
 TAIL_HINTS = 40          # generic error lines kept from the end of the log
 OK_HINTS = 5             # lines of normal progress kept (evidence for `none`)
+# hint kinds kept on the side, the first OK_HINTS of each: they never crowd failure hints out of the
+# head and tail (a flood of "request cancelled" lines at the end must not hide the failure before it)
+SIDE_KINDS = ("ok", "consequence")
 
 # Generic evidence (signatures/evidence.toml): lines that say a log failed, or ran on normally,
 # without saying why; reported as hints for the engine's unknown / none decision.
@@ -55,6 +58,7 @@ class ScanResult:
     lines: int | None = None   # counted only for streams that cannot be re-read (gz, stdin)
     bytes: int = 0
     error: str | None = None
+    data: bytes | None = field(default=None, repr=False, compare=False)   # the file's bytes, kept by scan_many(keep=True)
 
 
 def hs_literal(literal: str) -> bytes:
@@ -187,10 +191,10 @@ class _LazyRegexes:
         return r
 
 
-def _anchored(p: bytes) -> bool:
-    """A `^` or `$` outside a character class (a line anchor, in multiline mode)."""
-    in_class = escaped = False
-    for ch in p.decode("ascii", "replace"):
+def _anchor_positions(p: bytes) -> list[int]:
+    """Offsets of the `^` and `$` outside a character class (line anchors, in multiline mode)."""
+    out, in_class, escaped = [], False, False
+    for i, ch in enumerate(p.decode("ascii", "replace")):
         if escaped:
             escaped = False
         elif ch == "\\":
@@ -200,77 +204,125 @@ def _anchored(p: bytes) -> bool:
         elif ch == "[":
             in_class = True
         elif ch in "^$":
+            out.append(i)
+    return out
+
+
+def _anchored(p: bytes) -> bool:
+    """A `^` or `$` outside a character class (a line anchor, in multiline mode)."""
+    return bool(_anchor_positions(p))
+
+
+def _flags_prefix(text: str) -> int:
+    """The length of a leading inline-flags group such as `(?i)`, or 0."""
+    end = text.find(")")
+    return end + 1 if text.startswith("(?") and end > 2 and text[2:end].isalpha() else 0
+
+
+def _matches_empty(p: bytes) -> bool:
+    """Whether the pattern can match the empty string at the start of a line (probed with re2)."""
+    import re2
+
+    try:
+        rx = re2.compile(b"(?m)" + p)
+    except Exception:
+        return True
+    for probe in (b"", b"\n", b"a", b"A", b"0", b"_", b" ", b"-", b"[", b"\t"):
+        m = rx.search(probe)
+        if m is not None and m.start() == m.end() == 0:
             return True
     return False
 
 
+def loosen(p: bytes) -> bytes:
+    """An anchored pattern as an unanchored one that matches on every line the original matches
+    (a superset: re2 confirms each candidate line with the original pattern).
+
+    A leading `^` (the pattern's first token, or the first alternative of a group that opens it:
+    `(?:^|\\s)`) becomes `\\n`, a trailing `$` (the last token, or the last alternative of a group
+    that closes it: `(?:\\s|$)`) becomes `\\n`: the buffer it is scanned in starts and ends with a
+    newline, so they match where the anchors did, and the match still ends on the same line. A leading
+    `^\\s*` becomes `\\s` (a newline or a blank before the rest): `\\n\\s*File` beside `\\n\\s*device=`
+    in one database lost a frame, as the anchored forms did. Any other anchor is dropped (removing
+    an assertion only widens the match), and so are all of them in a pattern that can match empty."""
+    text = p.decode("ascii")
+    start = _flags_prefix(text)
+    out = []
+    if _matches_empty(p):      # an empty match at a line start would end on the \n before it: drop them all
+        for i in reversed(_anchor_positions(p)):
+            text = text[:i] + text[i + 1:]
+        return text.encode("ascii")
+    for i in _anchor_positions(p):
+        ch = text[i]
+        if ch == "^":
+            head = text[start:i]
+            at_start = head == "" or head in ("(", "(?:") or (head.startswith("(?P<") and head.endswith(">")
+                                                                and "(" not in head[1:])
+            if at_start and head == "" and text[i + 1:i + 4] == "\\s*":
+                out.append((i, "\\s", 4))      # ^\s*X: X after a newline or a blank (see below)
+            else:
+                out.append((i, "\\n" if at_start and (head == "" or text[i + 1:i + 2] == "|") else "", 1))
+        else:
+            tail = text[i + 1:]
+            at_end = tail == "" or (tail == ")" and text[i - 1:i] == "|")
+            out.append((i, "\\n" if at_end else "", 1))
+    for i, repl, n in reversed(out):
+        text = text[:i] + repl + text[i + n:]
+    return text.encode("ascii")
+
+
 def _joint_db(raw: list[bytes]):
-    """(one hyperscan database of every pattern it compiles whole, the ids in it).
+    """(one hyperscan database of every ASCII pattern it compiles, the exact ids in it, the loosened ids).
 
     Left out: non-ASCII patterns (bytes mode would split a non-ASCII class into bytes: they are gated
-    and scanned alone), and patterns with a line anchor (see _anchored_db): hyperscan 0.9.1 drops
-    matches when such patterns share a database, `^\\s*File "..."` beside `^\\s*device='...'` lost
-    a traceback frame it finds alone (tests/test_matcher_scale.py holds the joint and single scans equal)."""
+    and scanned alone). Patterns with a line anchor are in it loosened (see loosen()): hyperscan 0.9.1
+    drops matches when anchored patterns share a database, `^\\s*File "..."` beside `^\\s*device='...'`
+    lost a traceback frame it finds alone, and a second database compiled with start-of-match tracking
+    (which did not lose it) cost 1.8 times the other 870 patterns together (tests/test_matcher_scale.py
+    holds the joint and the single scans equal after confirmation)."""
     import hyperscan as hs
 
     flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+    exprs = {pid: (loosen(p) if _anchored(p) else p) for pid, p in enumerate(raw) if p.isascii()}
 
-    def compiles(p: bytes) -> bool:
+    def compiles(e: bytes) -> bool:
         try:
-            hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[p], ids=[0], elements=1, flags=[flags])
+            hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[e], ids=[0], elements=1, flags=[flags])
             return True
         except hs.error:
             return False
 
-    candidates = [pid for pid, p in enumerate(raw) if p.isascii() and not _anchored(p)]
-    return _joint_of(raw, candidates, flags, "joint", compiles)
+    db, ids = _joint_of(exprs, flags, "joint", compiles)
+    loosened = frozenset(pid for pid in ids if exprs[pid] != raw[pid])
+    return db, ids - loosened, loosened
 
 
-def _joint_of(raw: list[bytes], candidates: list[int], flags: int, kind: str, compiles):
-    """(database, ids) of the candidates: compiled together at once (the usual case: one compile,
-    cached), or, when one of them is refused, of those that compile alone."""
+def _joint_of(exprs: dict[int, bytes], flags: int, kind: str, compiles):
+    """(database, ids) of the expressions (pattern id -> expression): compiled together at once (the
+    usual case: one compile, cached), or, when one of them is refused, of those that compile alone."""
     import hyperscan as hs
 
     def build(ids):
         def run():
             db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            db.compile(expressions=[raw[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
+            db.compile(expressions=[exprs[i] for i in ids], ids=list(ids), elements=len(ids), flags=[flags] * len(ids))
             return db
         return run
 
     def key(ids):
-        return [repr(flags).encode()] + [raw[i] + b"\0%d" % i for i in ids]
+        return [repr(flags).encode()] + [exprs[i] + b"\0%d" % i for i in ids]
 
+    candidates = sorted(exprs)
     if not candidates:
         return None, frozenset()
     try:
         return cache.cached_hyperscan(kind, key(candidates), build(candidates)), frozenset(candidates)
     except hs.error:
         ids = cache.cached_json(kind + "-ids", key(candidates),
-                                lambda: [i for i in candidates if compiles(raw[i])])
+                                lambda: [i for i in candidates if compiles(exprs[i])])
         if not ids:
             return None, frozenset()
         return cache.cached_hyperscan(kind, key(ids), build(ids)), frozenset(ids)
-
-
-def _anchored_db(raw: list[bytes], candidates: list[int]):
-    """(a second joint database for the anchored ASCII patterns, the ids in it), or (None, empty).
-
-    Compiled with HS_FLAG_SOM_LEFTMOST, which does not lose the match that the plain mode drops
-    (same lines as one scan per pattern on the corpus and fixture logs, at a third of the cost);
-    a pattern too large for start-of-match tracking stays out."""
-    import hyperscan as hs
-
-    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY | hs.HS_FLAG_SOM_LEFTMOST
-
-    def compiles(p: bytes) -> bool:
-        try:
-            hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[p], ids=[0], elements=1, flags=[flags])
-            return True
-        except hs.error:
-            return False
-
-    return _joint_of(raw, candidates, flags, "joint-anchored", compiles)
 
 
 class Matcher:
@@ -289,20 +341,19 @@ class Matcher:
             self.owners.append((kind, None))
         self.raw = raw
         self.regexes = _LazyRegexes(raw, re2.compile)   # compiled when a pattern first hits
+        self._search = _LazyRegexes(raw, lambda p: re2direct.groups(re2.compile(p)))   # the confirmations
         # generic hints ("Error: ", "Traceback") are gated by their literals even when weak: they are
         # expected in any failing log, and whole they would slow every scan by a fifth
         hint_ids = frozenset(i for i, (kind, sig) in enumerate(self.owners) if sig is None)
         self.gate, self.gate_exprs = _make_gate(raw, hint_ids)
         self._singles: dict = {}
         self._hs = getattr(self.gate, "_hs", None)
-        self._joint = self._anchored = self._rest_gate = None
-        self.in_joint: frozenset[int] = frozenset()
-        self.in_anchored: frozenset[int] = frozenset()
+        self._joint = self._rest_gate = None
+        self.in_joint: frozenset[int] = frozenset()      # exact in the joint database
+        self.loosened: frozenset[int] = frozenset()      # in it loosened: its lines are candidates only
         if self._hs is not None:
-            self._joint, self.in_joint = _joint_db(raw)
-            self._anchored, self.in_anchored = _anchored_db(
-                raw, [pid for pid in range(len(raw)) if pid not in self.in_joint and raw[pid].isascii()])
-            rest = [pid for pid in range(len(raw)) if pid not in self.in_joint and pid not in self.in_anchored]
+            self._joint, self.in_joint, self.loosened = _joint_db(raw)
+            rest = [pid for pid in range(len(raw)) if pid not in self.in_joint and pid not in self.loosened]
             group = [(e, f, pid) for pid in rest for e, f in self.gate_exprs[pid]]
             self._rest_gate = _HyperscanGate([e for e, _, _ in group], [f for _, f, _ in group],
                                              [pid for _, _, pid in group]) if group else (lambda buf: set())
@@ -434,8 +485,8 @@ class Matcher:
                 pid = entry[3]
                 kind, sig = self.owners[pid]
                 if sig is None:
-                    if kind == "ok":
-                        if len(ok_head) < OK_HINTS:
+                    if kind in SIDE_KINDS:
+                        if sum(self.owners[e[3]][0] == kind for e in ok_head) < OK_HINTS:
                             ok_head.append(entry)
                     else:
                         (hint_head if len(hint_head) < TAIL_HINTS else hint_tail).append(entry)
@@ -475,8 +526,9 @@ class Matcher:
         """
         found.sort()
         owners = self.owners
-        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] != "ok"]
-        ok_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] == "ok"]
+        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] not in SIDE_KINDS]
+        side_at = {kind: [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] == kind]
+                   for kind in SIDE_KINDS}
         hint_ok: dict[int, tuple | None] = {}
 
         def confirm_until(order, enough: int) -> None:
@@ -495,7 +547,8 @@ class Matcher:
             confirm_until(reversed(hint_at), TAIL_HINTS)
         else:
             confirm_until(hint_at, len(hint_at))
-        confirm_until(ok_at, OK_HINTS)
+        for at in side_at.values():
+            confirm_until(at, OK_HINTS)
         pending = []
         n, pos = 0, origin
         kept: collections.Counter = collections.Counter()
@@ -518,24 +571,25 @@ class Matcher:
     def _read_line(self, line: bytes, pid: int) -> tuple[str, dict | None] | None:
         """(capped text, capped groups) when pattern `pid` holds on the line (on one of its \r
         segments: a progress bar redrawing it, or a CRLF end); None when it does not."""
-        regex = self.regexes[pid]
-        m = None
+        search = self._search[pid]
+        found = None
         for seg in (line.split(b"\r") if b"\r" in line else (line,)):
-            m = regex.search(seg)
-            if m is not None:
+            found = search(seg)
+            if found is not None:
                 line = seg
                 break
-        if m is None:
+        if found is None:
             return None
         text = line[: MAX_TEXT * 2].decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-        # the groups, capped, not the match object: it would keep the whole line alive
-        groups = None if self.owners[pid][1] is None else \
-            {k: v[:MAX_FACT] for k, v in m.groupdict().items() if v is not None}
+        # the groups, capped (slices of the line, not the line: it would be kept alive)
+        groups = None if self.owners[pid][1] is None else {k: v[:MAX_FACT] for k, v in found.items()}
         return text, groups
 
     # -- many small files at once -------------------------------------------------------------
-    def scan_many(self, paths: list[str]) -> list[ScanResult]:
-        """scan_file for each path, with the small regular files scanned together in groups.
+    def scan_many(self, paths: list[str], keep: bool = False) -> list[ScanResult]:
+        """scan_file for each path, with the small regular files scanned together in groups; with
+        `keep`, a small file's bytes as read stay in its result's `data` (the caller reads them
+        again otherwise: the rescue of wrapped lines, the advice layer's whole text).
 
         Thousands of small logs cost more in per-call overhead than in bytes: concatenated (each
         ending in a newline) they are gated and located in a few scans, and every hit is handed
@@ -549,6 +603,8 @@ class Matcher:
                 results[i] = self.scan_file(p)
                 continue
             r = results[i] = ScanResult()
+            if keep:
+                r.data = data
             if b"\0" in data[:8192]:
                 r.error = BINARY
             elif data:
@@ -586,7 +642,8 @@ class Matcher:
         return None if reading.needs_decoding(data[:4]) else data
 
     def _scan_group(self, group: list[tuple[int, bytes]], results: list) -> None:
-        parts, starts, pos = [], [], 0
+        # the group starts and ends with a newline: the loosened patterns' \n stand for ^ and $
+        parts, starts, pos = [b"\n"], [], 1
         for _, data in group:
             starts.append(pos)
             parts.append(data)
@@ -595,21 +652,26 @@ class Matcher:
                 parts.append(b"\n")
                 pos += 1
         buf = b"".join(parts)
+        found = self._group_hits(buf)
+        per_file: dict[int, list] = {}
+        for hit in found:
+            if hit[0] >= 1:              # not the empty line before the first file
+                per_file.setdefault(bisect.bisect_right(starts, hit[0]) - 1, []).append(hit)
+        for k, hits in per_file.items():
+            self._collect(self._confirm(buf, hits, starts[k], 0), [0], results[group[k][0]])
+
+    def _group_hits(self, buf: bytes) -> list[tuple[int, int, int]]:
+        """(line start, line end, pattern id) of the candidate lines of a group of small logs (`buf`
+        starts and ends with a newline); a loosened pattern's lines are confirmed later, like all."""
         found: list[tuple[int, int, int]] = []
-        if self._joint is not None:     # every line of every pattern in one scan (two); the rest gated
+        if self._joint is not None:     # every line of every pattern in one scan; the rest gated
             found = self._joint_lines(buf, None, None)
-            if self._anchored is not None:
-                found += self._joint_lines(buf, None, None, self._anchored)
             pids = self._rest_gate(buf)
         else:
             pids = self.gate(buf)
         for pid in pids:
             found += [(ls, le, pid) for ls, le in self._locate(pid, buf, 0, 1 << 30)]
-        per_file: dict[int, list] = {}
-        for hit in found:
-            per_file.setdefault(bisect.bisect_right(starts, hit[0]) - 1, []).append(hit)
-        for k, hits in per_file.items():
-            self._collect(self._confirm(buf, hits, starts[k], 0), [0], results[group[k][0]])
+        return found
 
     def _collect(self, pending, base, result: ScanResult) -> None:
         head: list = []
@@ -620,8 +682,8 @@ class Matcher:
             line_no = base[idx] + n
             kind, sig = self.owners[pid]
             if sig is None:
-                if kind == "ok":
-                    if len(ok) < OK_HINTS:
+                if kind in SIDE_KINDS:
+                    if sum(h[0] == kind for h in ok) < OK_HINTS:
                         ok.append((kind, line_no, text))
                     continue
                 (head if len(head) < TAIL_HINTS else tail).append((kind, line_no, text))

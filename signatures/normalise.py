@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re2
 
+from signatures import re2direct
+
 # Every pattern here runs on log lines: re2, never Python `re`, whose backtracking took 16.8 s on one
 # 173-byte line of run-together timestamps (tests/test_linear_time.py feeds each such lines).
 _ANSI = re2.compile(rb"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -77,8 +79,8 @@ def strip_prefix(line: str) -> str:
     # bytes: google-re2 maps every str offset back from UTF-8 (4x the cost); the end of a match is a
     # character boundary, so the rest decodes exactly
     raw = line.encode("utf-8", "surrogatepass")
-    m = _PREFIX.match(raw)
-    return raw[m.end():].decode("utf-8", "surrogatepass") if m and m.end() else line
+    end = _prefix_end(raw)
+    return raw[end:].decode("utf-8", "surrogatepass") if end > 0 else line
 
 
 def _tag(head: bytes) -> bytes:
@@ -100,12 +102,18 @@ def _tag(head: bytes) -> bytes:
 def line_level(line: str) -> str | None:
     """'warning' or 'info' when the line was logged below error level; None otherwise."""
     raw = line.encode("utf-8", "surrogatepass")
-    m = _LEVEL_SPAN.match(raw)
-    if m:
-        return "info" if _tag(raw[:m.end()]) in (b"I", b"INFO", b"DEBUG") else "warning"
-    if _WARNING_TEXT.search(raw):
+    end = _level_end(raw)
+    if end >= 0:
+        return "info" if _tag(raw[:end]) in (b"I", b"INFO", b"DEBUG") else "warning"
+    if _warning_end(raw) >= 0:
         return "warning"
     return None
+
+
+# per-line calls: the re2 extension directly (signatures/re2direct.py), same answers
+_prefix_end = re2direct.end(_PREFIX, anchored=True)
+_level_end = re2direct.end(_LEVEL_SPAN, anchored=True)
+_warning_end = re2direct.end(_WARNING_TEXT)
 
 
 # One terminal escaper for the project; it lives with the other output escapers (findings/render.py).

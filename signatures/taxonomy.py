@@ -44,4 +44,4 @@ NON_FAILURE = ("none", "unknown")
 # The ecosystems advice is written for (diagnose/advice/frameworks.toml describes each; a test holds
 # the two lists equal). A signature's `fix_for` / `next_step_for` keys are these names.
 ECOSYSTEMS = ("neuron", "jax", "tensorflow", "triton", "lua-torch", "julia", "rocm", "pytorch", "python",
-              "native", "nvidia", "generic")
+              "native", "nvidia", "tpu", "generic")

@@ -8,6 +8,8 @@ lines: linear time, no Python `re` on log text.
 """
 from __future__ import annotations
 
+from signatures.normalise import _prefix_end, strip_prefix
+
 # Words of failure messages, matched case-insensitively anywhere in a line. A superset is cheap (a
 # few more pairs joined); a word missing here loses a rescue, so the list leans wide. Each half of
 # a cut message is tested, so a word cut by the wrap is usually whole in the other half's context.
@@ -114,3 +116,17 @@ def candidate_pairs(buf: bytes, hot: list[tuple[int, int, int]]) -> list[tuple[i
         a, b = spans[i], spans[i + 1]
         out.append((i, buf[a[0]:a[1]], buf[b[0]:b[1]]))
     return out
+
+
+# What str.strip() removes from ASCII text (str.isspace() holds for \x1c-\x1f, bytes.strip() skips them)
+_ASCII_SPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def second_half(line: bytes) -> bytes:
+    """The second line of a pair as it is joined: without its rank/timestamp/logger prefix and
+    surrounding blanks, as `strip_prefix(line.decode("utf-8", "replace")).strip().encode()` gives it;
+    an ASCII line (almost all) without the decode and the re-encode."""
+    if not line.isascii():
+        return strip_prefix(line.decode("utf-8", "replace")).strip().encode()
+    end = _prefix_end(line)
+    return (line[end:] if end > 0 else line).strip(_ASCII_SPACE)

@@ -174,3 +174,36 @@ def test_a_source_build_of_pytorch_is_no_python_program():
     assert "python" not in advice.detect(["TORCH_CUDA_ARCH_LIST=All cmake -DUSE_CUDA=ON ..",
                                           "nvcc fatal   : Unsupported gpu architecture 'compute_20'"])
     assert "python" in advice.detect(["torch.OutOfMemoryError: CUDA out of memory."])
+
+
+def test_a_tpu_log_gets_no_nvidia_tools():
+    ecos = advice.detect(["XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm."],
+                         ["jax"])
+    assert "tpu" in ecos and "nvidia" not in advice.present(ecos)
+    assert advice.primary(ecos) == "jax"            # a platform is never the language of the advice
+    kept, n = advice.cut("Re-run with CUDA_LAUNCH_BLOCKING=1 so the failing kernel is reported. Print jax.live_arrays().",
+                         advice.present(ecos))
+    assert n == 1 and kept == "Print jax.live_arrays()."
+    # a GPU log that only says it found no TPU is no TPU log
+    assert "tpu" not in advice.detect(["No GPU/TPU found, falling back to CPU."])
+    assert advice.primary(["python", "nvidia", "tpu"]) == "generic"
+
+
+def test_triton_knobs_are_cut_from_a_log_without_triton():
+    fix = ("Launch fewer threads per block, or cap register use so the block fits: __launch_bounds__(threads) on the "
+           "kernel, -maxrregcount=N, or in Triton fewer num_warps / smaller blocks.")
+    kept, n = advice.cut(fix, advice.present(["native"]))
+    assert n == 1 and "num_warps" not in kept and "-maxrregcount=N" in kept
+    assert advice.cut(fix, advice.present(["triton", "python"]))[1] == 0
+
+
+def test_an_unexplained_log_gets_its_frameworks_next_step():
+    generic = "Read the root line and the traceback above it; run `diagnose clusters` over similar logs."
+    d = Diagnosis(path="<x>", family="unknown", origin=None, signature=None, next_step=generic,
+                  ecosystems=["tensorflow", "python"])
+    advice.localise(d)
+    assert d.next_step.startswith(generic) and "TF_CPP_MIN_LOG_LEVEL" in d.next_step
+    # a log with no framework in sight keeps the generic step alone
+    d = Diagnosis(path="<x>", family="unknown", origin=None, signature=None, next_step=generic, ecosystems=["python"])
+    advice.localise(d)
+    assert d.next_step == generic

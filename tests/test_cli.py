@@ -88,7 +88,7 @@ def test_explain_shows_root_fix_and_context(tmp_path):
     r = diagnose("explain", "--signatures", FIX, p)
     out = r.stdout.decode()
     assert r.returncode == 0
-    assert "oom" in out and "▶" in out and "line two" in out and "tried to allocate 2 GiB" in out
+    assert "oom" in out and "▶" in out and "line two" in out and "tried to allocate 2.00 GiB" in out     # the size as the log wrote it
 
 
 REDOS = """

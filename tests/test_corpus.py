@@ -217,8 +217,6 @@ def test_readme_counts_are_the_manifests():
 CORPUS_ORIGIN_MISSES = {
     # one rank's gloo recv timeout: the log cannot show that the other rank never called all_reduce
     "harness-gloo-collective-on-one-rank",
-    # a view of a non-contiguous tensor: the transpose that made it happened in lines the log omits
-    "torch-view-after-transpose",
     # every element off by a softmax-sized error: a mask bug and a precision loss read the same
     "triton-interp-softmax-mask-bug",
 }

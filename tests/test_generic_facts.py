@@ -2,7 +2,7 @@
 import pytest
 import re2
 
-from signatures.generic_facts import extract, load
+from signatures.generic_facts import extract, extract_log, load
 
 RULES = load()
 
@@ -10,7 +10,7 @@ RULES = load()
 @pytest.mark.parametrize("rule", RULES, ids=[r.pattern[:50] for r in RULES])
 def test_generic_fact_examples(rule):
     for ex in rule.match:
-        got = extract([ex["line"]])
+        got = extract_log([ex["line"]]) if rule.scope == "log" else extract([ex["line"]])
         for k, v in ex["facts"].items():
             assert got.get(k) == v, f"{ex['line']!r}: {k} = {got.get(k)!r}, want {v!r} (got {got})"
     for line in rule.no_match:
@@ -25,3 +25,127 @@ def test_a_fact_a_signature_captured_is_not_repeated():
 def test_twins_are_numbered_and_typed():
     got = extract(["Shapes are [38,38] and [19,38] and [1,2] and [3,4]"])
     assert got == {"shape": [38, 38], "shape_2": [19, 38], "shape_3": [1, 2]}
+
+
+# -- the mechanisms, on inputs written here -------------------------------------------------------
+
+from signatures.generic_facts import context, demangle, fact_texts, source_location  # noqa: E402
+from signatures.facts import render  # noqa: E402
+
+
+def test_the_root_continued_on_the_next_lines_gives_its_facts():
+    lines = ["start", "Error: kernel '...Fwd...' launch shared memory exceeds current GPU",
+             "arch sm_89 allowed. Allocated: 131072 bytes. Max: 101376 bytes.", "",
+             "Traceback (most recent call last):", "RuntimeError: Allocated: 9 bytes"]
+    after = context(lines, 2)
+    assert after[0].startswith("arch sm_89") and not any("9 bytes" in t for t in after)   # stops at a new traceback
+    got = extract(after)
+    assert got["requested_bytes"] == 131072 and got["limit_bytes"] == 101376 and got["arch"] == "8.9"
+
+
+def test_a_sanitizer_report_gives_kernel_address_and_source_from_its_block():
+    lines = ["========= Invalid __global__ write of size 4 bytes",
+             "=========     at my_ns::scatter_kernel(const float *, int)+0x8b0 in /src/app/scatter.cu:41",
+             "=========     by thread (0,0,0) in block (278,0,0)",
+             "=========     Address 0x7fe71d800958 is out of bounds"]
+    got = extract(context(lines, 1))
+    assert got["kernel"] == "my_ns::scatter_kernel" and got["address"] == "0x7fe71d800958"
+    assert got["file_line"] == "/src/app/scatter.cu:41"
+
+
+def test_no_fact_spans_two_lines():
+    # "Required:" ends one line and a number starts the next: no requested size
+    assert "requested_bytes" not in extract(["out of resource: Required:", "98304 steps done"])
+
+
+def test_source_is_the_programs_own_frame_and_raised_at_the_package_frame():
+    lines = ['Traceback (most recent call last):',
+             '  File "/home/u/proj/train.py", line 12, in <module>',
+             '  File "/home/u/proj/model.py", line 88, in forward',
+             '  File "/usr/lib/python3.10/site-packages/torch/nn/functional.py", line 2210, in linear',
+             'RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 5x6)']
+    assert source_location(lines, 5) == {"source": "/home/u/proj/model.py:88",
+                                         "raised_at": "/usr/lib/python3.10/site-packages/torch/nn/functional.py:2210"}
+    only_library = [lines[0], lines[3], lines[4]]
+    assert source_location(only_library, 3) == {"source": "/usr/lib/python3.10/site-packages/torch/nn/functional.py:2210"}
+    temp = ['  File "/tmp/torchinductor_u/ab/cab.py", line 3, in call', lines[4]]
+    assert source_location(temp, 2) == {}
+
+
+def test_a_julia_stack_trace_gives_the_innermost_frame_outside_base():
+    lines = ["ERROR: Failed to find groupsize that satisfies Shared Memory constraint.", "Stacktrace:",
+             " [1] error(s::String)", "   @ Base ./error.jl:35",
+             " [2] #groupsize#8", "   @ ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]",
+             " [3] top-level scope", "   @ REPL[1]:1"]
+    assert source_location(lines, 1) == {"source": "~/.julia/packages/NNop/cRsoL/src/attention.jl:186"}
+
+
+def test_mangled_names_are_read():
+    assert demangle("_Z10add_kernelPfS_i") == "add_kernel"
+    assert demangle("_ZN3c105ErrorC1ENS_14SourceLocationERKSs") == "c10::Error::Error"
+    assert demangle("_ZN4dmlc15LogMessageFatalD1Ev") == "dmlc::LogMessageFatal::~LogMessageFatal"
+    assert demangle("_Z15flash_attn_tileILi128EEvPKc") == "flash_attn_tile"
+    assert demangle("add_kernel") is None and demangle("_Z99short") is None
+
+
+def test_whole_log_rules_read_only_for_their_families():
+    lines = ["nvcc --cubin -arch sm_87 kernel.cu", "kernel.cu(5): error: incomplete type is not allowed"]
+    assert extract_log(lines, {}, 2, "compile-error") == {"arch": "8.7"}
+    assert extract_log(lines, {}, 2, "oom") == {}
+    assert extract_log(lines, {"arch": "9.0"}, 2, "compile-error") == {}     # a failure line's fact wins
+
+
+def test_sizes_are_shown_as_the_log_wrote_them():
+    facts = {"requested_bytes": 2426656522, "limit_bytes": 101376, "total_bytes": 23514945946, "free_bytes": 5}
+    texts = fact_texts(facts, ["Tried to allocate 2.26 GiB; Max: 101376 bytes. Used 21.90G"])
+    assert texts == {"requested_bytes": "2.26 GiB", "limit_bytes": "101376 bytes", "total_bytes": "21.90G"}
+    assert render("requested_bytes", 2426656522, texts["requested_bytes"]) == "2.26 GiB"
+    assert render("total_bytes", 23514945946, "21.90G") == "21.90G"
+    assert render("requested_bytes", 98304, "98304") == "98304 bytes"
+    assert render("free_bytes", 5) == "5 B"                              # the log never wrote it
+    assert render("requested_bytes", 2426656522, "7 MiB") == "2.26 GiB"   # a text that is not this size is ignored
+
+
+def test_bytes_stay_in_the_json_facts_and_the_text_beside_them(tmp_path):
+    from diagnose.engine import diagnose_file
+
+    log = tmp_path / "oom.log"
+    log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.26 GiB. GPU 0 has a total "
+                   "capacity of 23.69 GiB of which 1.20 GiB is free.\n")
+    d = diagnose_file(log).to_json()
+    assert d["facts"]["requested_bytes"] == 2426656522
+    assert d["fact_text"]["requested_bytes"] == "2.26 GiB"
+    assert "2426656522" not in d["fix"] and "(2.26 GiB)" not in d["fix"]
+
+
+def test_no_false_facts_on_near_misses():
+    got = extract(["ptxas info    : Used 96 registers, 64000 bytes smem",
+                   "Estimated 268.96MB exceeds 67.11MB vmem capacity.", " def forward(self, input):",
+                   "[C]: in function 'error'"])
+    assert "requested_bytes" not in got and got.get("limit") is None and "kernel" not in got
+
+
+def test_a_byte_count_the_log_wrote_keeps_its_readable_size_beside_it():
+    assert render("requested_bytes", 68852648264, "68852648264 bytes") == "68852648264 bytes (64.12 GiB)"
+    assert render("limit_bytes", 101376, "101376 bytes") == "101376 bytes"
+
+
+def test_the_set_gate_keeps_every_rule_that_matches():
+    """extract runs only the rules the re2 Set names for the joined lines: the Set names every rule
+    whose own examples match, and extract gives the same facts as every rule run on every line."""
+    from signatures import generic_facts as g
+
+    rules = [r for r in g.load() if r.scope == "line"]
+    lines = [ex["line"] for r in rules for ex in r.match] + [line for r in rules for line in r.no_match]
+    compiled = g._compiled("line")
+    for rule, rx in zip(rules, compiled):
+        for line in lines:
+            if rx.search(line) is not None:
+                assert rx in g._candidates("line", line), (rule.pattern, line)
+    gated = [g.extract([line]) for line in lines]
+    saved = g._candidates
+    try:
+        g._candidates = lambda scope, text: g._compiled(scope)        # no gate: every rule
+        assert [g.extract([line]) for line in lines] == gated
+    finally:
+        g._candidates = saved

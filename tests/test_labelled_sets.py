@@ -2,9 +2,10 @@
 
 Each round's known misses are listed in tests/fixtures/issues/known-misses.tsv (round, id, what,
 got): a change that fixes one fails until its line is removed, a change that breaks one fails until
-it is understood. `what` is `family`, `origin` or `root` (manifests from g21 on annotate origin and
-the root line, written before the tool was run on them), or `cascade` (a cascade whose chain shows
-no symptom). PyTorch's log-classifier rule holds too:
+it is understood. `what` is `family`, `origin` or `root` (every manifest annotates origin and the
+root line: g21 on before the tool was run on them, g1-g20 afterwards, read from each row's note and
+log), or `cascade` (a cascade whose chain shows no symptom). Origin and root line are compared only
+where the family is right. PyTorch's log-classifier rule holds too:
 trimming a log to its failing part (the root line and what follows) must not change its verdict.
 """
 import csv
@@ -84,12 +85,10 @@ def test_issue_thread_fixtures_exact_misses(manifest):
     _compare(round_name, _misses(rows, lambda i: ISSUES / f"{i}.log"), want)
 
 
-@pytest.mark.parametrize("manifest", MANIFESTS, ids=[m.stem for m in MANIFESTS])
-def test_trimming_to_the_failing_part_keeps_the_verdict(manifest):
-    """The root line with a few lines before it and the lines after it give the same family."""
+def _trim_changes(paths) -> list[str]:
+    """Logs whose family changes when trimmed to the root line, 3 lines before it and 40 after."""
     changed = []
-    for r in _rows(manifest):
-        path = ISSUES / f"{r['id']}.log"
+    for path in paths:
         d = diagnose_file(path)
         if not d.root or d.family in ("none", "unknown"):
             continue
@@ -100,8 +99,45 @@ def test_trimming_to_the_failing_part_keeps_the_verdict(manifest):
             continue
         t = diagnose_text(part, str(path))
         if t.family != d.family:
-            changed.append(f"{r['id']}: {d.family} -> {t.family} when trimmed to lines {start + 1}-{d.root.line + TRIM_AFTER}")
+            changed.append(f"{path.stem}: {d.family} -> {t.family} when trimmed to lines {start + 1}-{d.root.line + TRIM_AFTER}")
+    return changed
+
+
+@pytest.mark.parametrize("manifest", MANIFESTS, ids=[m.stem for m in MANIFESTS])
+def test_trimming_to_the_failing_part_keeps_the_verdict(manifest):
+    """The root line with a few lines before it and the lines after it give the same family."""
+    changed = _trim_changes(ISSUES / f"{r['id']}.log" for r in _rows(manifest))
     assert not changed, "\n".join(changed)
+
+
+@pytest.mark.skipif(not (DEV / "manifest.tsv").exists(), reason="../shared/realworld not present")
+def test_trimming_keeps_the_verdict_on_the_dev_set():
+    changed = _trim_changes(DEV / "logs" / f"{r['id']}.log" for r in _rows(DEV / "manifest.tsv"))
+    assert not changed, "\n".join(changed)
+
+
+@pytest.mark.parametrize("manifest", MANIFESTS, ids=[m.stem for m in MANIFESTS])
+def test_every_manifest_annotates_origin_and_root_line(manifest):
+    """Every round carries origin (the taxonomy's spelling, `-` for a log with no GPU failure) and the
+    root line (1-based, a line of the log; empty for `none`, and where it could not be verified), so
+    the exact-miss lists hold origin and root line as they hold the family."""
+    from signatures.taxonomy import ORIGINS
+
+    rows = _rows(manifest)
+    assert {"origin", "root_line"} <= set(rows[0]), manifest.name
+    for r in rows:
+        if r["family"] in ("none", "unknown"):
+            assert r["origin"] == "-", r["id"]
+        else:
+            assert r["origin"] in ORIGINS, f"{r['id']}: origin {r['origin']!r}"
+        assert r["root_line"] == "" or r["root_line"].isdigit(), r["id"]
+        if r["family"] == "none":
+            assert r["root_line"] == "", r["id"]
+        if r["root_line"]:
+            n = len((ISSUES / f"{r['id']}.log").read_bytes().split(b"\n"))
+            assert 1 <= int(r["root_line"]) <= n, f"{r['id']}: root_line {r['root_line']} outside the log"
+    failures = [r for r in rows if r["family"] != "none"]
+    assert sum(bool(r["root_line"]) for r in failures) >= 0.95 * len(failures), manifest.name
 
 
 def test_rounds_from_g21_annotate_origin_root_and_facts():

@@ -236,9 +236,8 @@ def test_fallback_word_database_is_linear(bait):
 
 
 @pytest.mark.parametrize("bait", sorted(BAITS))
-def test_joint_databases_are_linear(bait):
+def test_joint_database_is_linear(bait):
     from signatures.matcher import default_matcher
 
-    m = default_matcher()
+    m = default_matcher()      # the loosened anchored patterns are in it
     assert _scan_problem(lambda b: m._joint_lines(b, None, None), bait) is None
-    assert _scan_problem(lambda b: m._joint_lines(b, None, None, m._anchored), bait) is None

@@ -123,11 +123,13 @@ class DiagnosisPanel(VerticalScroll, can_focus=True):
             yield Static(_section(f"Chain ({len(d.chain)}: Enter jumps to the line)"), classes="title")
             yield ChainList(t, id="chain")
         if d.facts:
+            from signatures.facts import render as render_fact
+
             facts = Text(end="")
             facts.append_text(_section("Facts"))
             for k, v in d.facts.items():
                 facts.append("\n")
-                facts.append_text(safe(f"{k} = {v}"))
+                facts.append_text(safe(f"{k} = {render_fact(k, v, d.fact_text.get(k))}"))
             yield Static(facts, id="facts")
         if d.fix:
             fix = _section("Fix")

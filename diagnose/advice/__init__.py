@@ -47,6 +47,7 @@ class Ecosystem:
     next_step: dict = field(default_factory=dict, hash=False, compare=False)
     implies_unless: tuple[str, ...] = ()    # patterns that cancel `implies` (a source build of the framework)
     assumed_unless: tuple[str, ...] = ()    # present unless one of these ecosystems is seen without it
+    platform: bool = False                  # where the log ran (python, nvidia, tpu), not a language of advice
 
 
 @functools.lru_cache(maxsize=4096)
@@ -69,7 +70,7 @@ def ecosystems() -> tuple[Ecosystem, ...]:
         name = raw.get("name")
         where = f"{FRAMEWORKS_FILE}: ecosystem {name!r}"
         unknown = set(raw) - {"name", "markers", "commands", "aliases", "implies", "next_step", "implies_unless",
-                              "assumed_unless"}
+                              "assumed_unless", "platform"}
         if not name or unknown:
             raise AdviceError(f"{where}: needs a name; unknown keys {sorted(unknown)}")
         for p in list(raw.get("markers", [])) + list(raw.get("commands", [])) + list(raw.get("implies_unless", [])):
@@ -77,7 +78,7 @@ def ecosystems() -> tuple[Ecosystem, ...]:
         out.append(Ecosystem(name, tuple(raw.get("markers", [])), tuple(raw.get("commands", [])),
                              tuple(raw.get("aliases", [])), tuple(raw.get("implies", [])),
                              dict(raw.get("next_step", {})), tuple(raw.get("implies_unless", [])),
-                             tuple(raw.get("assumed_unless", []))))
+                             tuple(raw.get("assumed_unless", [])), bool(raw.get("platform", False))))
     return tuple(out)
 
 
@@ -131,14 +132,28 @@ def detect(lines, root_frameworks=()) -> list[str]:
     is that framework's own message (see `implied`)."""
     s, owners = _marker_set()
     text = "\n".join(t[:400] for t in lines if t)
-    seen = {owners[i] for i in (s.Match(text) or [])} if text else set()
+    raw = text.encode("utf-8")       # once, as the re2 wrapper would for each str search of it
+    seen = {owners[i] for i in (s.Match(raw) or [])} if text else set()
     seen |= implied(root_frameworks)
     by_name = {e.name: e for e in ecosystems()}
     for name in list(seen):
         e = by_name.get(name)
-        if e and e.implies and not any(_compile(p, name).search(text) for p in e.implies_unless):
-            seen |= set(e.implies)
+        if e and e.implies:
+            unless = _unless_re(name)
+            if unless is None or unless.search(raw) is None:
+                seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
+
+
+@functools.lru_cache(maxsize=None)
+def _unless_re(name: str):
+    """An ecosystem's implies_unless patterns as one bytes alternation (None when it has none)."""
+    e = next(e for e in ecosystems() if e.name == name)
+    if not e.implies_unless:
+        return None
+    for p in e.implies_unless:
+        _compile(p, name)                       # each one checked, with its own error
+    return _compile("|".join(f"(?:{p})" for p in e.implies_unless).encode(), name)
 
 
 def present(ecos) -> set[str]:
@@ -265,12 +280,16 @@ def cut(text: str, present) -> tuple[str, int]:
 
 
 def localise(d) -> None:
-    """Cut foreign commands from fix and next step; a next step that lost any gets the ecosystem's own."""
+    """Cut foreign commands from fix and next step; a next step that lost any (or the generic one of
+    an unexplained log) gets the ecosystem's own."""
     allowed = present(d.ecosystems)
     main = primary(d.ecosystems)
     d.fix, fix_cut = cut(d.fix, allowed)
     d.next_step, next_cut = cut(d.next_step, allowed)
-    if not d.next_step or (next_cut and len(d.next_step) < 60):
+    # an unexplained log (no signature, or only a wording guess) gets the generic next step; where
+    # the log shows a framework, that framework's own next step for the family says more
+    unexplained = not d.signature or d.signature.startswith("fallback.")
+    if not d.next_step or (next_cut and len(d.next_step) < 60) or (unexplained and main != "generic"):
         own = ecosystem_next_step(main, d.family)
         if own and own not in d.next_step:
             d.next_step = (d.next_step + " " + own).strip() if d.next_step else own
@@ -371,7 +390,11 @@ def load_rules(path: Path = RULES_FILE) -> tuple[tuple[Rule, ...], dict]:
 
 @functools.lru_cache(maxsize=1)
 def default_rules():
-    return load_rules(RULES_FILE)
+    """rules.toml's rules, then the origin rules (origin.toml), with rules.toml's tables."""
+    from diagnose.advice.origin import origin_rules
+
+    rules, tables = load_rules(RULES_FILE)
+    return rules + origin_rules(), tables
 
 
 def _num_cc(value):
@@ -444,7 +467,7 @@ def names_of(d, snapshot: dict | None, frames: list[str] | None = None, lines=()
     names["family"], names["origin"], names["signature"] = d.family, d.origin or "", d.signature or ""
     names["ecosystems"] = list(d.ecosystems)
     names["ecosystem"] = primary(d.ecosystems)
-    files = [m[1] for t in lines for m in [_FRAME.search(t)] if m]
+    files = [m[1] for t in lines if 'File "' in t for m in [_FRAME.search(t)] if m]   # `in` first: most lines hold no frame
     if files:                     # every traceback frame in the log, and those of the program itself
         names["frame_count"] = len(files)
         names["user_frame_count"] = sum(1 for f in files if not LIBRARY_PATH.search(f))
@@ -475,16 +498,20 @@ def names_of(d, snapshot: dict | None, frames: list[str] | None = None, lines=()
         names["env_torch_cuda"] = _num_cc(torch["cuda"])
     if torch.get("version"):
         names["env_torch_version"] = torch["version"]
+    texts = getattr(d, "fact_text", None) or {}
+    if texts:                     # how the log wrote its sizes, so a rule says "2.26 GiB" as the log does
+        names["_fact_text"] = {k: t for k, t in texts.items() if k in d.facts}
     return {k: v for k, v in names.items() if v is not None}
 
 
-def show(name: str, value) -> str:
-    """A value as a template prints it: sizes readable, CCs as sm_XY, ratios with sense."""
+def show(name: str, value, text: str | None = None) -> str:
+    """A value as a template prints it: sizes readable (as the log wrote them when it did), CCs as
+    sm_XY, ratios with sense."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     kind = fact_kind(name)
     if kind == "bytes" and isinstance(value, (int, float)):
-        return format_bytes(int(value))
+        return render(name, int(value), text) if text else format_bytes(int(value))
     if kind == "cc" and isinstance(value, float):
         return f"sm_{value:.1f}".replace(".", "")
     if isinstance(value, float):
@@ -501,14 +528,16 @@ def fill(template: str, names: dict) -> str | None:
     missing = [n for n in re.findall(r"\{(\w+)\}", template) if n not in names]
     if missing:
         return None
-    return re.sub(r"\{(\w+)\}", lambda m: show(m[1], names[m[1]]), template)
+    texts = names.get("_fact_text") or {}
+    return re.sub(r"\{(\w+)\}", lambda m: show(m[1], names[m[1]], texts.get(m[1])), template)
 
 
 def lookup_order(ecos: list[str]) -> list[str]:
     """Where a variant is looked for: the log's ecosystems, most specific first, or `generic` when
     none is (a Python log with no framework in sight); `native` advice (./app, cuda-gdb) only for a
     log with no Python in it."""
-    specific = [e for e in ecos if e not in ("python", "nvidia") and not (e == "native" and "python" in ecos)]
+    platforms = {e.name for e in ecosystems() if e.platform}
+    specific = [e for e in ecos if e not in platforms and not (e == "native" and "python" in ecos)]
     return specific or ["generic"]
 
 
@@ -564,14 +593,18 @@ def reason(d, snapshot: dict | None = None, frames=None, lines=None) -> None:
     fix_set = next_set = origin_set = False
     allowed = present(d.ecosystems)
     for f in evaluate_rules(d, snapshot, frames, lines):
+        if f.rule.origin and origin_set and f.rule.origin != d.origin:
+            continue        # a later reading of the origin the first one overrules: it would contradict it
         d.reasoning.append(f.conclusion)
         # a rule's advice counts only if something of it survives in the log's own terms
         if f.fix and not fix_set and cut(f.fix, allowed)[0]:
             d.fix, fix_set = f.fix, True
         if f.next_step and not next_set and cut(f.next_step, allowed)[0]:
             d.next_step, next_set = f.next_step, True
-        if f.rule.origin and not origin_set and f.rule.origin != d.origin:
-            d.reasoning.append(f"origin {f.rule.origin}, not {d.origin or '-'} ({f.rule.id})")
+        if f.rule.origin and not origin_set:
+            # the first rule that reads an origin decides it, also when it agrees with the signature's
+            if f.rule.origin != d.origin:
+                d.reasoning.append(f"origin {f.rule.origin}, not {d.origin or '-'} ({f.rule.id})")
             d.origin, origin_set = f.rule.origin, True
 
 

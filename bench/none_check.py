@@ -1,0 +1,116 @@
+"""Is `none` ("no failure: skip this task") right? Precision on every labelled set, and the rule measured alone.
+
+    python -m bench.none_check           (make none-check)
+
+1. `none` precision of the tool now on the labelled logs: the fixture rounds g1.., the shared dev
+   set, the corpus; and on the before-records' logs (tests/fixtures/issues/before-*.tsv) re-run now.
+   Every labelled `none` (a negative) that is not `none` now is a false alarm, listed.
+2. The rule alone: the same labelled logs with a matcher of the benign signatures only, so no
+   signature knows any failure's wording and only the generic evidence (signatures/evidence.toml)
+   can keep a failing log from `none`. A failing log said `none` there is one the rule would miss
+   on a wording no signature has seen; a negative not `none` there is a false alarm of the rule.
+3. The before-records' wrong `none` answers (family != none, got == none) and what each log's
+   failure evidence is now, with no signature but the benign ones.
+"""
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ISSUES = ROOT / "tests" / "fixtures" / "issues"
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "realworld").exists()), ROOT.parent / "shared")
+
+
+def labelled() -> list[tuple[str, Path, str]]:
+    """(set, log, family) for every labelled log."""
+    rows = []
+    for m in sorted(ISSUES.glob("manifest-*.tsv"), key=lambda p: int(p.stem.split("-g")[1])):
+        with open(m, newline="") as f:
+            rows += [(m.stem.split("-", 1)[1], ISSUES / f"{r['id']}.log", r["family"])
+                     for r in csv.DictReader(f, delimiter="\t") if r.get("id")]
+    dev = SHARED / "realworld"
+    if (dev / "manifest.tsv").exists():
+        with open(dev / "manifest.tsv", newline="") as f:
+            rows += [("dev", dev / "logs" / f"{r['id']}.log", r["family"]) for r in csv.DictReader(f, delimiter="\t")]
+    with open(ROOT / "corpus" / "manifest.tsv", newline="") as f:
+        rows += [("corpus", ROOT / "corpus" / "logs" / f"{r['id']}.log", r["family"])
+                 for r in csv.DictReader(f, delimiter="\t")]
+    return rows
+
+
+def before_ids() -> dict[str, dict]:
+    out = {}
+    for path in sorted(ISSUES.glob("before-*.tsv")):
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f, delimiter="\t"):
+                out[r["id"]] = r
+    return out
+
+
+def _precision(pairs) -> str:
+    said = [(want, got) for want, got in pairs if got == "none"]
+    right = sum(want == "none" for want, _ in said)
+    negatives = [(want, got) for want, got in pairs if want == "none"]
+    kept = sum(got == "none" for _, got in negatives)
+    return (f"'none' precision {right}/{len(said)} = {right / max(1, len(said)):.3f}; "
+            f"negatives kept 'none' {kept}/{len(negatives)}")
+
+
+def main() -> int:
+    from diagnose.engine import diagnose_file
+    from signatures.loader import load_all
+    from signatures.matcher import Matcher, default_matcher
+    from signatures.normalise import line_level
+
+    rows = labelled()
+    full = default_matcher()
+    benign = Matcher([s for s in load_all() if s.role == "benign"])
+    got = {p: diagnose_file(p, matcher=full).family for _, p, _ in rows}
+    alone = {p: diagnose_file(p, matcher=benign) for _, p, _ in rows}
+
+    print("== 1. the tool now")
+    sets = sorted({s for s, _, _ in rows}, key=lambda s: (not s.startswith("g"), int(s[1:]) if s[1:].isdigit() else 0, s))
+    groups = {"rounds g1..": [r for r in rows if r[0].startswith("g")], "dev set": [r for r in rows if r[0] == "dev"],
+              "corpus": [r for r in rows if r[0] == "corpus"]}
+    for name, group in groups.items():
+        if group:
+            print(f"  {name:12} {len(group):5} logs: {_precision([(fam, got[p]) for _, p, fam in group])}")
+    print(f"  {'all':12} {len(rows):5} logs: {_precision([(fam, got[p]) for _, p, fam in rows])}")
+    before = before_ids()
+    fresh = [r for r in rows if r[1].stem in before]
+    print(f"  before-records' logs re-run now ({len(fresh)}): {_precision([(fam, got[p]) for _, p, fam in fresh])}")
+    print(f"  the same logs as recorded: {_precision([(before[p.stem]['family'], before[p.stem]['got']) for _, p, _ in fresh])}")
+    for s, p, fam in rows:
+        if fam == "none" and got[p] != "none":
+            print(f"  false alarm: {s} {p.stem}: {got[p]}")
+    for s, p, fam in rows:
+        if fam != "none" and got[p] == "none":
+            print(f"  said none:   {s} {p.stem}: want {fam}")
+
+    print("\n== 2. the rule alone (benign signatures only: no signature knows a failure's wording)")
+    failing = [(s, p, fam) for s, p, fam in rows if fam != "none"]
+    missed = [(s, p, fam) for s, p, fam in failing if alone[p].family == "none"]
+    print(f"  failing logs said 'none': {len(missed)}/{len(failing)} = {len(missed) / len(failing):.3f}")
+    print(f"  {_precision([(fam, alone[p].family) for _, p, fam in rows])}")
+    for s, p, fam in rows:
+        if fam == "none" and alone[p].family != "none":
+            print(f"  false alarm of the rule: {s} {p.stem}: {alone[p].title} (line {alone[p].root.line if alone[p].root else '-'})")
+
+    print("\n== 3. the before-records' wrong 'none' answers, and their evidence now (no signature but benign)")
+    for s, p, fam in fresh:
+        r = before[p.stem]
+        if r["got"] != "none" or r["family"] == "none":
+            continue
+        d = alone[p]
+        scan = benign.scan_file(p)
+        evidence = [f"{k}@{n}" for k, n, t in scan.hints if k != "ok" and line_level(t) is None][:4]
+        root = f"line {d.root.line}: {d.root.text[:70]}" if d.root else "no failure line"
+        print(f"  {p.stem} ({r['family']}, recorded none {r['confidence']}): now {d.family} "
+              f"{d.confidence:.2f} [{', '.join(evidence) or 'no failure evidence'}] {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

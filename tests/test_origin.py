@@ -1,0 +1,102 @@
+"""Origin from the evidence (diagnose/advice/origin.toml), end to end on small logs written here.
+
+The same failure gets a different origin when the evidence says whose fault it is: a compile error
+is kernel-logic when the source is wrong, environment when the toolchain crashed, is missing or
+lacks what the source uses, resource-limit when ptxas runs out of a hardware budget; a view error
+is kernel-logic in the program's own code and runtime-assumption inside a library (the caller's
+input). Each case names the rule that must decide it (its conclusion is in `reasoning`), or None
+where the signature's own origin stands; the labelled rounds hold the mechanisms on real logs
+(tests/test_labelled_sets.py, known-misses.tsv `origin` lines).
+"""
+import pytest
+
+from diagnose import advice
+from diagnose.advice import AdviceError
+from diagnose.advice.origin import origin_rules
+from diagnose.engine import diagnose_text
+
+RULES = {r.id: r for r in advice.default_rules()[0]}
+
+CASES = [
+    # compile errors: the source, the toolchain, a hardware budget
+    ("source-error", 'kernel.cu(12): error: identifier "tile_sum" is undefined\n'
+     '1 error detected in the compilation of "kernel.cu".\n', "kernel-logic", None),
+    ("toolkit-intrinsic", 'kernel.cu(12): error: identifier "__hfma2" is undefined\n'
+     '1 error detected in the compilation of "kernel.cu".\n', "environment", "origin.undefined-toolkit-identifier"),
+    ("installed-header", "/usr/include/c++/6/tuple:502:1: error: body of constexpr function not a return-statement\n"
+     "error: command '/usr/bin/nvcc' failed with exit status 1\n", "environment", None),
+    ("compiler-crash", 'Traceback (most recent call last):\n  File "k.py", line 3, in <module>\n    kernel[grid](x)\n'
+     "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.shfl.sync.bfly.i32\n", "environment", None),
+    ("toolchain-missing", "/bin/sh: 1: nvcc: not found\nerror: command 'nvcc' failed with exit status 127\n",
+     "environment", None),
+    ("register-budget", "RuntimeError: Internal Triton PTX codegen error:\nptxas fatal   : (C7600) Register allocation "
+     "failed with register count of '255'. Compile the program with a higher register target\n",
+     "resource-limit", "origin.ptxas-over-a-hardware-limit"),
+    ("generated-kernel", 'CUDA NVRTC compile error: __tmp_kernel_pointwise_f1_c1_r0_g6.cu(94): error: identifier "i20" '
+     "is undefined\n", "environment", "origin.generated-kernel"),
+    # the caller's input vs the program's own code
+    ("view-in-own-code", 'Traceback (most recent call last):\n  File "attn.py", line 7, in <module>\n'
+     "    merged = x.view(2, 8, 1024)\nRuntimeError: view size is not compatible with input tensor's size and "
+     "stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.\n",
+     "kernel-logic", "origin.view-of-a-non-contiguous-tensor-in-own-code"),
+    ("view-in-a-library", 'Traceback (most recent call last):\n  File "/env/lib/python3.10/site-packages/flashlib/'
+     'ops.py", line 7, in forward\n    merged = x.view(2, 8, 1024)\nRuntimeError: view size is not compatible '
+     "with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). "
+     "Use .reshape(...) instead.\n", "runtime-assumption", None),
+    # collectives: the system vs the launch
+    ("nccl-cuda-failure", "RuntimeError: NCCL Error 1: unhandled cuda error\n", "environment", "origin.nccl-cuda-failure"),
+    ("nccl-duplicate-gpu", "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+     "ProcessGroupNCCL.cpp:1691, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3\n"
+     "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+     "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000\n", "runtime-assumption", None),
+    # time limits: the scheduler's allotment vs a program killed with nothing else in sight
+    ("scheduler-time-limit", "step 100 loss 2.1\nslurmstepd: error: *** JOB 3884617 ON node023 CANCELLED AT "
+     "2018-08-19T16:30:21 DUE TO TIME LIMIT ***\n", "runtime-assumption", "origin.batch-scheduler-time-limit"),
+    # numbers: far beyond the reference's own error vs within a few times of it
+    ("error-100x-the-reference", "E       AssertionError: assert 3.92578125 <= (2 * 0.001953125)\n", "kernel-logic",
+     "origin.error-far-beyond-the-references-own"),
+    ("error-near-the-reference", "E       AssertionError: assert 0.00244140625 <= ((2 * 0.0009765625) + 1e-05)\n",
+     "numerics", None),
+]
+
+
+@pytest.mark.parametrize("name,log,origin,rule", CASES, ids=[c[0] for c in CASES])
+def test_origin_from_the_evidence(name, log, origin, rule):
+    d = diagnose_text(log.encode())
+    assert d.origin == origin, (d.family, d.signature, d.origin, d.reasoning)
+    if rule:
+        lead = RULES[rule].conclusion.split("{")[0].split(":")[0][:40]     # the conclusion's fixed words
+        assert len(lead) >= 15 and lead in " ".join(d.reasoning), (rule, d.reasoning)
+
+
+def test_the_same_compile_error_changes_origin_only_with_the_evidence():
+    """One nvcc diagnostic, three readings: the source's name, a toolkit intrinsic, a budget."""
+    base = 'kernel.cu(12): error: identifier "{}" is undefined\n'
+    assert {diagnose_text(base.format(n).encode()).family for n in ("tile_sum", "__hmax2")} == {"compile-error"}
+    assert diagnose_text(base.format("tile_sum").encode()).origin == "kernel-logic"
+    assert diagnose_text(base.format("__hmax2").encode()).origin == "environment"
+
+
+def test_origin_rules_are_loaded_after_the_reasoning_rules():
+    ids = [r.id for r in advice.default_rules()[0]]
+    origin_ids = [r.id for r in origin_rules()]
+    assert origin_ids and ids[-len(origin_ids):] == origin_ids
+    assert all(r.origin for r in origin_rules())
+
+
+def test_an_origin_rule_without_an_origin_is_refused(tmp_path):
+    p = tmp_path / "origin.toml"
+    p.write_text('[[rule]]\nid = "origin.x"\nfamilies = ["oom"]\ndocs = "d"\nwhen = "true_value"\n'
+                 'conclusion = "c"\n[[rule.example]]\nfacts = {}\nfires = true\n'
+                 '[[rule.example]]\nfacts = {}\nfires = false\n')
+    with pytest.raises(AdviceError, match="origin.toml.*origin.x"):
+        origin_rules(p)
+
+
+def test_a_later_origin_reading_that_is_overruled_says_nothing():
+    """ptxas running out of registers also matches the toolchain-crash rule ("ptxas fatal"); the first
+    rule decides and the contradicting conclusion is not shown."""
+    d = diagnose_text(CASES[5][1].encode())
+    assert d.origin == "resource-limit"
+    crash = RULES["origin.compile-toolchain-crash"].conclusion
+    assert crash not in d.reasoning and RULES["origin.ptxas-over-a-hardware-limit"].conclusion in d.reasoning
