@@ -26,7 +26,6 @@ def _in_root_line(value: str, root_text: str) -> bool:
 KNOWN = {"g22-012": "the tool's root is nvcc's summary line 8, not the diagnostic on line 4",
          # round g24, as its before-record found them (misses of the facts mechanisms, not fixed here)
          "g24-001": "Neuron compiler error code [GCA035] at the line start is not read as a code",
-         "g24-002": "family missed (no Neuron runtime TDRV signature): no facts from 'Failed to alloc DEVICE memory: N'",
          "g24-003": "Neuron compiler error code [NLA001] at the line start is not read as a code",
          "g24-016": "the Xid number after 'Xid (PCI:...):' is not read as a code",
          "g24-025": "family missed (root taken at the AssertionError): the libaio name in the warning is not read",
