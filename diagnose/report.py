@@ -73,13 +73,15 @@ def family_label(d: Diagnosis) -> tuple[str, str]:
     """The family as the table shows it, and its style: a miss must not look like a true negative.
 
     `unknown?` a failure nothing explains; `~oom?` a guess from the wording (no signature); `oom?`
-    a signature diagnosis with confidence under 0.6."""
+    a signature diagnosis with confidence under 0.6; `none?` a `none` that is no surer than that
+    (no failure found, but no sign of progress either: before-records show such answers wrong about
+    half the time)."""
     sig = d.signature or ""
     if d.family == "unknown":
         return "unknown?", "bold yellow"
     if sig.startswith("fallback."):
         return f"~{d.family}?", "yellow"
-    if d.family != "none" and d.confidence < LOW_CONFIDENCE:
+    if d.confidence < LOW_CONFIDENCE:
         return f"{d.family}?", "yellow"
     return d.family, FAMILY_STYLE.get(d.family, "bold red")
 
@@ -143,7 +145,7 @@ def write_table(results: list[Diagnosis], console=None) -> None:
     for d, p, (label, style) in zip(results, shown, labels):
         conf = f"{d.confidence:.2f}"
         cells = [(f"{visible(shorten_left(p, path_w)):<{path_w}} ", ""), (f"{label:<{fam_w}} ", style),
-                 (f"{conf:>4} ", "yellow" if d.family not in ("none",) and d.confidence < LOW_CONFIDENCE else "")]
+                 (f"{conf:>4} ", "yellow" if d.confidence < LOW_CONFIDENCE else "")]
         if wide:
             cells.append((f"{d.origin or '-':<{org_w}} ", "dim"))
         cells.append((visible(_sig_or_title(d))[:max(rest, 8)], "cyan"))
@@ -171,7 +173,7 @@ def write_table(results: list[Diagnosis], console=None) -> None:
     console.print(s)
     unsure = sum(1 for label, _ in labels if label.endswith("?"))
     if unsure:
-        console.print(Text(f"{unsure} marked ?: unknown, a wording guess, or confidence under {LOW_CONFIDENCE}: "
+        console.print(Text(f"{unsure} marked ?: unknown, a wording guess, or confidence under {LOW_CONFIDENCE} (a `none?` may be a missed failure): "
                            "read their root lines", style="yellow"))
 
 

@@ -12,7 +12,8 @@ def test_unsure_diagnoses_are_marked():
     assert family_label(Diagnosis(path="a", family="oom", signature="fallback.oom", confidence=0.3))[0] == "~oom?"
     assert family_label(Diagnosis(path="a", family="oom", signature="oom.x", confidence=0.4))[0] == "oom?"
     assert family_label(Diagnosis(path="a", family="oom", signature="oom.x", confidence=0.9))[0] == "oom"
-    assert family_label(Diagnosis(path="a", family="none", confidence=0.1))[0] == "none"
+    assert family_label(Diagnosis(path="a", family="none", confidence=0.1))[0] == "none?"   # no failure found, no progress either
+    assert family_label(Diagnosis(path="a", family="none", confidence=0.75))[0] == "none"
 
 
 def test_paths_are_shortened_from_the_left():
@@ -43,3 +44,19 @@ def test_markdown_escapes_pipes_backticks_and_html():
     write_markdown([d], buf)
     row = buf.getvalue().splitlines()[-1]
     assert "\\|" in row and "\\`" in row and "\\<script\\>" in row and "<script>" not in row
+
+
+def test_the_tui_marks_an_unsure_none_like_the_table():
+    """The task table shows a `none` no surer than the table's mark as `none?`, and keeps filtering on `none`."""
+    from diagnose.store import TaskRow
+    from tui.task_list import cell
+
+    def row(family, confidence):
+        return TaskRow(id=1, path="a.log", family=family, origin="", signature="", confidence=confidence,
+                       root_line=None, root_text="", error="", verdict="", verdict_family="", verdict_origin="",
+                       note="", reviewer="", at="", stale=False)
+
+    assert cell(row("none", 0.51), "family") == "none?"
+    assert cell(row("none", 0.75), "family") == "none"
+    assert cell(row("oom", 0.3), "family") == "oom"
+    assert row("none", 0.51).family == "none"

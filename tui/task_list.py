@@ -52,6 +52,13 @@ def review_word(row: TaskRow) -> str:
     return word + ("+" if row.note else "")
 
 
+def unsure_none(row: TaskRow) -> bool:
+    """A `none` no surer than the table's low-confidence mark: it may be a missed failure (shown `none?`)."""
+    from diagnose.report import LOW_CONFIDENCE
+
+    return row.family == "none" and row.confidence is not None and row.confidence < LOW_CONFIDENCE
+
+
 def cell(row: TaskRow, key: str, shown_path: str = "") -> str:
     if key == "status":
         return row.status
@@ -64,6 +71,8 @@ def cell(row: TaskRow, key: str, shown_path: str = "") -> str:
         return sig.split(".", 1)[1] if sig.startswith(row.family + ".") else sig
     if key == "confidence":
         return f"{row.confidence:.2f}"
+    if key == "family" and unsure_none(row):
+        return "none?"
     if key == "verdict":
         return (f"→{row.verdict_family}" if row.verdict == "reclassified" else row.verdict) or ""
     if key == "path":

@@ -10,7 +10,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.safe import clean
-from tui.task_list import COLUMNS, DROP_ORDER, ORIGIN_SHORT, TaskList, cell
+from tui.task_list import COLUMNS, DROP_ORDER, ORIGIN_SHORT, TaskList, cell, unsure_none
 
 FAMILY_STYLE = {"none": "green", "unknown": "yellow"}
 STATUS_STYLE = {"new": "bold", "done": "dim", "changed": "magenta", "error": "red"}
@@ -174,7 +174,7 @@ class TaskTable(ScrollView, can_focus=True):
             value = clean(cell(row, key, shown))
             style = ""
             if key == "family":
-                style = FAMILY_STYLE.get(row.family, "red")
+                style = "yellow" if unsure_none(row) else FAMILY_STYLE.get(row.family, "red")
             elif key == "review":
                 style = STATUS_STYLE.get(row.status, "") if not row.verdict or row.stale else "cyan"
             elif key == "origin" and getattr(self, "_short_origin", False):
