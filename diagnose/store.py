@@ -498,7 +498,11 @@ def ingest(store: Store, paths, jobs: int | None = None, progress: bool | None =
     report = IngestReport(missing=[m.path for m in missing], problems={m.path: m.error for m in missing})
     known = store.known()
     todo: dict[str, tuple] = {}
+    # the session's own database (and SQLite's files beside it) inside a scanned folder is not a task
+    own = {os.path.abspath(store.path) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
     for task in found:
+        if task != "-" and os.path.abspath(task) in own:
+            continue
         if task == "-":
             report.missing.append("-")     # stdin has no identity to resume from
             continue

@@ -35,6 +35,17 @@ def test_ingest_is_incremental_and_content_hashed(tmp_path):
     assert store.count() == 6
 
 
+def test_the_session_database_inside_the_scanned_folder_is_not_a_task(tmp_path):
+    logs = tmp_path / "logs"
+    write_logs(logs, 2)
+    store = Store(logs / "triage.db")          # the reviewer keeps the session beside the logs
+    (logs / "triage.db-journal").write_bytes(b"")
+    r = ingest(store, [str(logs)], jobs=1, progress=False)
+    assert (r.added, r.missing) == (2, [])
+    assert store.count() == 2
+    assert ingest(store, [str(logs)], jobs=1, progress=False).unchanged == 2
+
+
 def test_verdict_survives_reingestion_and_is_marked_stale_when_log_changes(tmp_path):
     logs = tmp_path / "logs"
     write_logs(logs, 2)
