@@ -466,16 +466,10 @@ def _signature(sig_id, scan: ScanResult, matcher):
     for m in scan.matches:
         if m.signature.id == sig_id:
             return m.signature
-    by_id = getattr(matcher, "_by_id", None)
-    if by_id is None:           # built once per matcher: a fallback id is in no signature, a full walk each time
-        by_id = {}
-        for s in getattr(matcher, "signatures", ()):
-            by_id.setdefault(s.id, s)
-        try:
-            matcher._by_id = by_id
-        except AttributeError:
-            pass
-    return by_id.get(sig_id)
+    by_id = getattr(matcher, "by_id", None)
+    if by_id is not None:
+        return by_id.get(sig_id)
+    return next((s for s in getattr(matcher, "signatures", ()) if s.id == sig_id), None)
 
 
 def _variants(d: Diagnosis, sig) -> None:

@@ -330,6 +330,9 @@ class Matcher:
         import re2
 
         self.signatures = signatures
+        self.by_id: dict[str, Signature] = {}      # the first signature of each id
+        for sig in signatures:
+            self.by_id.setdefault(sig.id, sig)
         self.owners: list[tuple[str, Signature | None]] = []   # per pattern id: (hint kind, signature)
         raw: list[bytes] = []
         for sig in signatures:
