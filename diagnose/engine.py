@@ -182,7 +182,7 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     facts.update(_generic_facts([root.text] + same, facts, scan.hints, root.line))
 
     d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
-    d.root = Line(root.line, root.text)
+    d.root = _root_line(root, scan.hints, frames)
     d.chain = _chain(root, matches, scan.hints)
     d.facts = facts
     d.fact_text = _fact_texts(facts, [root.text] + same)
@@ -194,6 +194,20 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.confidence = _confidence(root, roots, wrappers, failures)
     d.evidence = _evidence(root, failures, scan)
     return d
+
+
+FRAME_TO_EXCEPTION = 40   # lines from a deciding frame to the exception line that ends its traceback
+
+
+def _root_line(root: Match, hints, frames: set[int]) -> Line:
+    """The line a reviewer reads as the failure. A traceback frame (support evidence) decides the
+    family but is where the failure passed; the exception line that ends its traceback, when the
+    log kept one, is the failure itself."""
+    if root.signature.tier == "support" and _passed_through(root, frames):
+        for kind, n, text in hints:
+            if kind == "exception" and root.line < n <= root.line + FRAME_TO_EXCEPTION:
+                return Line(n, text)
+    return Line(root.line, root.text)
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
