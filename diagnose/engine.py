@@ -151,7 +151,7 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
         failures = [f for f in failures if not _excused(f.line, benign_lines)]
 
     if not failures:
-        return _no_signature(d, scan, matches, benign)
+        return _warned(_no_signature(d, scan, matches, benign), scan, matches)
 
     roots = [m for m in failures if m.signature.role == "root" and m.signature.tier == "hard"]
     wrappers = [m for m in failures if m.signature.role == "wrapper"]
@@ -315,6 +315,39 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
     d.fix = g.fix
     d.explanation = ("No signature explains this failure. The family is a guess from words in the error "
                      "lines, not a recognised message: confirm it by reading the root line.")
+
+
+WARNED_REACH = 20    # lines between a failure no signature explains and a known failure logged as a warning
+WARNED_NOTE = "explained by a known failure logged at warning level"
+
+
+def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match]) -> Diagnosis:
+    """A failure no signature explains, next to a known failure that was logged at warning level (a
+    prerequisite check "async_io requires libaio ... not found", then "Unable to pre-compile
+    async_io"): the warning is the explanation. On its own such a warning is not a failure (the
+    taxonomy's rule on warnings); beside a failure it predicts the family, as support evidence
+    (support confidence), never above a hard root, a frame or a code (those decided already)."""
+    if d.root is None or not (d.family == "unknown" or (d.signature or "").startswith("fallback.")):
+        return d
+    near = [m for m in matches if m.demoted and m.signature.role == "root" and m.signature.tier == "hard"
+            and abs(m.line - d.root.line) <= WARNED_REACH]
+    if not near:
+        return d
+    from dataclasses import replace
+
+    best = min(near, key=lambda m: (-m.signature.priority, abs(m.line - d.root.line), m.line))
+    promoted = replace(best, demoted=False, signature=replace(best.signature, tier="support"))
+    rescan = ScanResult(matches=[promoted if m is best else m for m in matches], hints=scan.hints,
+                        lines=scan.lines, bytes=scan.bytes, error=scan.error)
+    d2 = decide(rescan, d.path)
+    if d2.signature != best.signature.id:
+        return d
+    # the failure the warning explains is its symptom, wherever the paste put it
+    if all(link.line != d.root.line for link in d2.chain):
+        d2.chain.append(ChainLink(d.root.line, d2.family, "evidence.unexplained", "symptom", d.root.text))
+        d2.chain = d2.chain[:1] + sorted(d2.chain[1:], key=lambda link: link.line)
+    d2.notes.append(f"{WARNED_NOTE} (line {best.line}), beside the failure at line {d.root.line}")
+    return d2
 
 
 def _excused(line: int, benign_lines: list[int]) -> bool:

@@ -1,0 +1,163 @@
+"""The mechanisms that give a failure its family on wordings no round has shown (docs/trust.md,
+"Why a family was wrong"). Each input here is written for the test, in another framework's or
+version's words than the labelled rounds that motivated the mechanism."""
+from diagnose.engine import confidence_of, diagnose_text
+
+
+def _d(text: str):
+    return diagnose_text(text)
+
+
+# -- the taxonomy's tie-break: a compiler error about an on-chip memory limit ---------------------
+
+def test_compiler_allocation_over_on_chip_bound_is_shared_memory_not_compile_error():
+    log = (
+        "loc(\"attn.mlir\":88:7): error: total allocation size 299008 bytes exceeds the limit of 232448 bytes "
+        "in memory space 3\n"
+        "RuntimeError: PassManager::run failed\n"
+    )
+    d = _d(log)
+    assert d.family == "shared-memory-exceeded"
+    assert d.root.line == 1
+    assert d.facts.get("memory_space") == "3"
+
+
+def test_allocation_in_global_memory_or_hbm_is_not_on_chip():
+    d = _d("error: allocation of 4096 bytes exceeds the limit in memory space 0\nRuntimeError: PassManager::run failed\n")
+    assert d.family == "compile-error"
+
+
+# -- the build driver's own error line -----------------------------------------------------------
+
+def test_compiler_driver_error_is_a_build_failure_not_a_missing_library():
+    log = (
+        "building 'fused_adam' extension\n"
+        "  c++: error: build/temp.linux-x86_64-cpython-312/csrc/multi_tensor_adam.o: No such file or directory\n"
+        "  error: command '/usr/bin/c++' failed with exit code 1\n"
+    )
+    d = _d(log)
+    assert d.family == "compile-error"
+    assert d.signature == "compile-error.compiler-driver-error"
+
+
+def test_a_loader_line_still_outranks_the_driver_line():
+    log = (
+        "clang++: error: linker command failed with exit code 1 (use -v to see invocation)\n"
+        "ImportError: libcudart.so.13: cannot open shared object file: No such file or directory\n"
+    )
+    assert _d(log).family == "missing-library"
+
+
+# -- a verification harness's element report ------------------------------------------------------
+
+def test_verify_report_mismatch_at_is_numerical():
+    log = "Running conv3d verify\nFAILED: 0.0412\nMax diff: 7\nMismatch at 3: 12.5 != 19.5\n"
+    d = _d(log)
+    assert d.family == "numerical-mismatch"
+    assert d.root.line == 2          # the harness's FAILED head, not the detail under it
+
+
+def test_a_crash_outranks_the_mismatch_report():
+    log = "Mismatch at 0: 1 != 2\nCUDA error: an illegal memory access was encountered\n"
+    assert _d(log).family == "illegal-memory-access"
+
+
+def test_a_passing_summary_is_not_a_verify_failure():
+    d = _d("Tests run: 40 PASSED: 40 FAILED: 0\n")
+    assert d.family != "numerical-mismatch" and d.signature != "numerical-mismatch.verify-mismatch-at"
+
+
+# -- the allocator's own OOM report failing -------------------------------------------------------
+
+def test_nvml_assert_in_the_allocator_oom_report_is_oom():
+    log = ('Traceback (most recent call last):\n  File "serve.py", line 9, in <module>\n'
+           'torch.OutOfMemoryError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "/build/c10/cuda/CUDACachingAllocator.cpp":1210\n')
+    assert _d(log).family == "oom"
+
+
+# -- traceback frames as evidence, in every traceback form ---------------------------------------
+
+def test_triton_language_frame_is_compile_time_and_the_root_is_the_exception_line():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/triton/language/semantic.py", line 1502, in dot\n'
+        "    assert lhs.shape[-1] == rhs.shape[0]\n"
+        "AssertionError: First input shape (['constexpr[16]']) and second input shape ['constexpr[32]'] are not compatible\n"
+    )
+    d = _d(log)
+    assert d.family == "compile-error"
+    assert d.signature == "compile-error.frame.kernel-compiler"
+    assert d.root.line == 4                    # the exception that ends the traceback, not the frame
+    assert d.confidence == round(confidence_of("support"), 2)
+
+
+def test_jax_backend_compile_frame_in_ipython_form():
+    log = (
+        "XlaRuntimeError                           Traceback (most recent call last)\n"
+        "File /srv/conda/lib/python3.12/site-packages/jax/_src/compiler.py:267, in backend_compile(backend, module, options)\n"
+        "XlaRuntimeError: UNKNOWN: <unknown>:0: error: failed to legalize operation 'mhlo.triangular_solve'\n"
+    )
+    assert _d(log).family == "compile-error"
+
+
+def test_numba_launcher_frames_are_not_compiler_frames():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/numba/cuda/compiler.py", line 512, in __call__\n'
+        '  File "/usr/lib/python3/site-packages/numba/cuda/cudadrv/driver.py", line 2301, in launch_kernel\n'
+        "numba.cuda.cudadrv.driver.CudaAPIError: [701] Call to cuLaunchKernel resul\n"
+    )
+    d = _d(log)
+    assert d.family == "launch-config"
+    assert d.signature == "launch-config.frame.launch-call"
+
+
+def test_a_named_error_at_the_launch_call_decides_over_the_launch_frame():
+    log = ("numba.cuda.cudadrv.driver.CudaAPIError: [700] Call to cuLaunchKernel results in "
+           "CUDA_ERROR_ILLEGAL_ADDRESS\n")
+    assert _d(log).family == "illegal-memory-access"
+
+
+def test_inductor_compile_logger_location_at_error_level():
+    log = "".join(
+        f"E1102 09:15:0{i}.120300 4242 /venv/torch/_inductor/runtime/triton_heuristics.py:702]     tmp{i} = tl.load(in_ptr0 + x0)\n"
+        for i in range(3))
+    assert _d(log).family == "compile-error"
+    warn = log.replace("E1102", "W1102")
+    assert _d(warn).family == "none"
+
+
+# -- a known failure logged as a warning, beside a failure nothing else explains ------------------
+
+WARNED = (
+    "  [WARNING]  gds_io requires the dev libcufile .so object and headers but these were not found.\n"
+    "Traceback (most recent call last):\n"
+    '  File "setup.py", line 80, in <module>\n'
+    "RuntimeError: Unable to pre-compile gds_io\n"
+)
+
+
+def test_warned_prerequisite_explains_the_failure_beside_it():
+    d = _d(WARNED)
+    assert d.family == "missing-library"
+    assert d.root.line == 1
+    assert d.facts.get("library") == "libcufile"
+    assert d.confidence == round(confidence_of("support"), 2)
+    assert any("logged at warning level" in n for n in d.notes)
+    assert [link.line for link in d.chain if link.role == "symptom"] == [4]
+
+
+def test_the_warning_alone_is_not_a_failure():
+    d = _d(WARNED.splitlines(keepends=True)[0] + "ds_report: done\n")
+    assert d.family == "none"
+
+
+def test_a_warning_far_from_the_failure_does_not_explain_it():
+    far = WARNED.splitlines(keepends=True)
+    log = far[0] + "".join(f"step {i} ok\n" for i in range(40)) + "".join(far[1:])
+    assert _d(log).family != "missing-library"
+
+
+def test_the_warned_rule_never_overrides_a_named_failure():
+    log = WARNED + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert _d(log).family == "oom"
