@@ -161,3 +161,34 @@ def test_a_warning_far_from_the_failure_does_not_explain_it():
 def test_the_warned_rule_never_overrides_a_named_failure():
     log = WARNED + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     assert _d(log).family == "oom"
+
+
+# -- every frame signature reads the frame in every traceback form ---------------------------------
+
+def _frame_examples():
+    import re
+
+    from signatures.loader import load_all
+
+    frame = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w.<>]+)\s*$')
+    for sig in load_all():
+        if sig.tier != "support":
+            continue
+        for ex in sig.examples:
+            m = frame.match(ex.line)
+            if m:
+                yield sig, m["path"], m["line"], m["func"]
+
+
+def test_frame_signatures_read_ipython_and_rich_forms_too():
+    """The same frame as Python, IPython ("File PATH:N, in f(args)") and rich ("│ PATH:N in f │")
+    print it: a frame signature written from one form must read the others."""
+    import re2
+
+    seen = 0
+    for sig, path, line, func in _frame_examples():
+        forms = [f"File {path}:{line}, in {func}(self, *args)", f"│ {path}:{line} in {func}                │"]
+        for text in forms:
+            assert any(re2.search(p, text) for p in sig.patterns), (sig.id, text)
+        seen += 1
+    assert seen >= 10
