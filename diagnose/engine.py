@@ -142,7 +142,10 @@ def _passed_through(m: Match, frames: set[int]) -> bool:
 
 def decide(scan: ScanResult, path: str) -> Diagnosis:
     d = Diagnosis(path=path, lines=scan.lines, bytes=scan.bytes, error=scan.error)
-    matches = scan.matches
+    # context evidence (the source line of a check) is never a failure, a rival or a chain line: it
+    # only explains an unexplained failure beside it (_warned)
+    context = [m for m in scan.matches if m.signature.tier == "context"]
+    matches = [m for m in scan.matches if m.signature.tier != "context"] if context else scan.matches
     active = [m for m in matches if not m.demoted]
     benign = [m for m in active if m.signature.role == "benign"]
     failures = [m for m in active if m.signature.role != "benign"]
@@ -151,7 +154,7 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
         failures = [f for f in failures if not _excused(f.line, benign_lines)]
 
     if not failures:
-        return _warned(_no_signature(d, scan, matches, benign), scan, matches)
+        return _warned(_no_signature(d, scan, matches, benign), scan, matches, context)
 
     roots = [m for m in failures if m.signature.role == "root" and m.signature.tier == "hard"]
     wrappers = [m for m in failures if m.signature.role == "wrapper"]
@@ -318,35 +321,43 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
 
 
 WARNED_REACH = 20    # lines between a failure no signature explains and a known failure logged as a warning
-WARNED_NOTE = "explained by a known failure logged at warning level"
+CONTEXT_REACH = 4    # lines from a check's source line (context evidence) down to the failure it raised
+WARNED_NOTE = "explained beside the failure"
 
 
-def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match]) -> Diagnosis:
-    """A failure no signature explains, next to a known failure that was logged at warning level (a
-    prerequisite check "async_io requires libaio ... not found", then "Unable to pre-compile
-    async_io"): the warning is the explanation. On its own such a warning is not a failure (the
-    taxonomy's rule on warnings); beside a failure it predicts the family, as support evidence
-    (support confidence), never above a hard root, a frame or a code (those decided already)."""
+def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[Match] = ()) -> Diagnosis:
+    """A failure no signature explains, beside evidence that names its family without being a failure
+    itself: a known failure logged at warning level within WARNED_REACH lines (a prerequisite check
+    "async_io requires libaio ... not found", then "Unable to pre-compile async_io"), or `context`
+    evidence just above it (the source line `assert torch.allclose(...)` of a bare AssertionError).
+    On its own neither is a failure (the taxonomy's rule on warnings); beside one it predicts the
+    family, as support evidence (support confidence), never above a hard root, a frame or a code
+    (those decided already)."""
     if d.root is None or not (d.family == "unknown" or (d.signature or "").startswith("fallback.")):
         return d
+    at = d.root.line
     near = [m for m in matches if m.demoted and m.signature.role == "root" and m.signature.tier == "hard"
-            and abs(m.line - d.root.line) <= WARNED_REACH]
+            and abs(m.line - at) <= WARNED_REACH]
+    near += [m for m in context if 0 < at - m.line <= CONTEXT_REACH]
     if not near:
         return d
     from dataclasses import replace
 
-    best = min(near, key=lambda m: (-m.signature.priority, abs(m.line - d.root.line), m.line))
+    best = min(near, key=lambda m: (m.signature.tier != "context", -m.signature.priority, abs(m.line - at), m.line))
     promoted = replace(best, demoted=False, signature=replace(best.signature, tier="support"))
-    rescan = ScanResult(matches=[promoted if m is best else m for m in matches], hints=scan.hints,
-                        lines=scan.lines, bytes=scan.bytes, error=scan.error)
+    rescan = ScanResult(matches=[promoted if m is best else m for m in matches] + ([promoted] if best in context else []),
+                        hints=scan.hints, lines=scan.lines, bytes=scan.bytes, error=scan.error)
     d2 = decide(rescan, d.path)
     if d2.signature != best.signature.id:
         return d
-    # the failure the warning explains is its symptom, wherever the paste put it
-    if all(link.line != d.root.line for link in d2.chain):
-        d2.chain.append(ChainLink(d.root.line, d2.family, "evidence.unexplained", "symptom", d.root.text))
+    # the failure it explains is its symptom, wherever the paste put it
+    if all(link.line != at for link in d2.chain):
+        d2.chain.append(ChainLink(at, d2.family, "evidence.unexplained", "symptom", d.root.text))
         d2.chain = d2.chain[:1] + sorted(d2.chain[1:], key=lambda link: link.line)
-    d2.notes.append(f"{WARNED_NOTE} (line {best.line}), beside the failure at line {d.root.line}")
+    how = "the source line of the check that failed" if best in context else "a known failure logged at warning level"
+    if best in context:
+        d2.root = Line(at, d.root.text)     # the check's source line explains; the failure is what it raised
+    d2.notes.append(f"{WARNED_NOTE}: {how} (line {best.line}) explains the failure at line {at}")
     return d2
 
 

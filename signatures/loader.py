@@ -20,7 +20,7 @@ from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLE
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
 KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for"}
-TIERS = ("hard", "support")
+TIERS = ("hard", "support", "context")   # context: never a failure alone; explains one beside it
 # data the generated signatures are made of (the code tables, and the fallback's fix texts they reuse)
 _TABLES = (Path(__file__).parent / "codes.toml", Path(__file__).parent / "fallback.toml")
 MAX_PATTERN_LEN = 2000

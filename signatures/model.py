@@ -31,7 +31,9 @@ class Signature:
     next_step_for: tuple[tuple[str, str], ...] = ()         # (ecosystem, next step)
     file: str = ""
     # evidence tier: `hard` names the failure; `support` points at a family without naming the
-    # failure (a traceback frame in an autotuner, a status code): used only when no hard root is found
+    # failure (a traceback frame in an autotuner, a status code): used only when no hard root is found;
+    # `context` never shows a failure on its own (the source line of a check), it only explains an
+    # unexplained failure just after it (engine.py `_warned`)
     tier: str = "hard"
 
 

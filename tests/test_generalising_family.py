@@ -192,3 +192,41 @@ def test_frame_signatures_read_ipython_and_rich_forms_too():
             assert any(re2.search(p, text) for p in sig.patterns), (sig.id, text)
         seen += 1
     assert seen >= 10
+
+
+# -- context evidence: the source line of the check that raised a bare exception -------------------
+
+def _bare(code: str, exc: str = "AssertionError") -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/home/u/kernels/test_softmax.py", line 41, in test_softmax\n'
+            f"{code}\n{exc}\n")
+
+
+def test_a_bare_assertion_gets_its_family_from_its_source_line():
+    cases = [
+        ("    assert jnp.allclose(y_pallas, y_ref, atol=2e-3)", "numerical-mismatch"),
+        ("    assert out.shape == (B, H, N, D)", "shape-stride-mismatch"),
+        ("    assert N % BLOCK_N == 0", "shape-stride-mismatch"),
+        ("    assert k.dtype == torch.bfloat16", "dtype-mismatch"),
+    ]
+    for code, family in cases:
+        d = _d(_bare(code))
+        assert d.family == family, (code, d.family, d.signature)
+        assert d.root.line == 4                      # the failure, not the line that explains it
+        assert d.confidence == round(confidence_of("support"), 2)
+        assert any("source line of the check" in n for n in d.notes)
+
+
+def test_a_check_source_line_alone_is_not_a_failure():
+    d = _d("def test():\n    assert torch.allclose(out, ref)\nall 12 tests passed\n")
+    assert d.family == "none"
+
+
+def test_a_source_line_far_above_the_failure_does_not_explain_it():
+    log = "    assert torch.allclose(a, b)\n" + "".join(f"step {i}\n" for i in range(10)) + "AssertionError\n"
+    assert _d(log).family != "numerical-mismatch"
+
+
+def test_a_named_failure_beats_the_source_line():
+    log = _bare("    assert torch.allclose(out, ref)", "RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert _d(log).family == "illegal-memory-access"
