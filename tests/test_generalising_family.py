@@ -230,3 +230,34 @@ def test_a_source_line_far_above_the_failure_does_not_explain_it():
 def test_a_named_failure_beats_the_source_line():
     log = _bare("    assert torch.allclose(out, ref)", "RuntimeError: CUDA error: an illegal memory access was encountered")
     assert _d(log).family == "illegal-memory-access"
+
+
+# -- framework-neutral forms: a named library that will not load, an arch a check refuses ----------
+
+def test_named_library_load_failure_in_any_framework():
+    for line in ("E0301 12:00:01.5 nrt.cc:88] Unable to load libnrt.so.1",
+                 "RuntimeError: Failed to dlopen libhsa-runtime64.so.1",
+                 "Error: could not locate libcuda.so.1"):
+        assert _d(line + "\n").family == "missing-library", line
+
+
+def test_a_loader_naming_the_missing_dependency_reports_the_dependency():
+    d = _d("Failed to load library libmy_ext.so with error: libcudnn.so.9: cannot open shared object file\n")
+    assert d.facts.get("library") == "libcudnn.so.9"
+
+
+def test_an_optional_library_probed_at_warning_level_is_not_a_failure():
+    assert _d("W0301 12:00:01.5 loader.cc:64] Could not load libnvinfer.so.10\nstep 1 loss 2.1\n").family == "none"
+
+
+def test_arch_check_in_any_library_words():
+    for line in ("RuntimeError: blockwise fp8 scaling requires compute capability 8.9 or higher",
+                 "NotImplementedError: warp specialization is only supported on sm_90a",
+                 "ValueError: this MoE kernel is not supported on gfx906"):
+        assert _d(line + "\n").family == "arch-mismatch", line
+
+
+def test_a_generic_arch_line_yields_to_a_named_failure_after_it():
+    log = ("note: the fused kernel requires sm_90; using the fallback\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB\n")
+    assert _d(log).family == "oom"
