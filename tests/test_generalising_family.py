@@ -235,7 +235,7 @@ def test_a_named_failure_beats_the_source_line():
 # -- framework-neutral forms: a named library that will not load, an arch a check refuses ----------
 
 def test_named_library_load_failure_in_any_framework():
-    for line in ("E0301 12:00:01.5 nrt.cc:88] Unable to load libnrt.so.1",
+    for line in ("2025-03-01 12:00:01 nrt ERROR  Unable to load libnrt.so.1",
                  "RuntimeError: Failed to dlopen libhsa-runtime64.so.1",
                  "Error: could not locate libcuda.so.1"):
         assert _d(line + "\n").family == "missing-library", line
@@ -255,6 +255,15 @@ def test_arch_check_in_any_library_words():
                  "NotImplementedError: warp specialization is only supported on sm_90a",
                  "ValueError: this MoE kernel is not supported on gfx906"):
         assert _d(line + "\n").family == "arch-mismatch", line
+
+
+def test_the_same_words_in_a_skip_a_note_or_a_fallback_are_not_a_failure():
+    for line in ("note: the fused kernel requires sm_90; using the fallback",
+                 "SKIPPED [1] tests/test_fp8.py:12: requires sm_90",
+                 "bf16 is not supported on this GPU (sm_75), falling back to fp16",
+                 "Could not find libtcmalloc.so, using the default allocator",
+                 "Loaded libcudart.so.12; could not load libcupti.so (profiling disabled)"):
+        assert _d(line + "\nepoch 1 done\n").family == "none", line
 
 
 def test_a_generic_arch_line_yields_to_a_named_failure_after_it():
