@@ -321,7 +321,6 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
 
 
 WARNED_REACH = 20    # lines between a failure no signature explains and a known failure logged as a warning
-CONTEXT_REACH = 4    # lines from a check's source line (context evidence) down to the failure it raised
 WARNED_NOTE = "explained beside the failure"
 
 
@@ -329,7 +328,8 @@ def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[
     """A failure no signature explains, beside evidence that names its family without being a failure
     itself: a known failure logged at warning level within WARNED_REACH lines (a prerequisite check
     "async_io requires libaio ... not found", then "Unable to pre-compile async_io"), or `context`
-    evidence just above it (the source line `assert torch.allclose(...)` of a bare AssertionError).
+    evidence within its signature's `reach` (the source line `assert torch.allclose(...)` just above a
+    bare AssertionError; a prerequisite check "X requires libY ... not found" printed as plain text).
     On its own neither is a failure (the taxonomy's rule on warnings); beside one it predicts the
     family, as support evidence (support confidence), never above a hard root, a frame or a code
     (those decided already)."""
@@ -338,7 +338,7 @@ def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[
     at = d.root.line
     near = [m for m in matches if m.demoted and m.signature.role == "root" and m.signature.tier == "hard"
             and abs(m.line - at) <= WARNED_REACH]
-    near += [m for m in context if 0 < at - m.line <= CONTEXT_REACH]
+    near += [m for m in context if 0 < abs(at - m.line) <= m.signature.reach]
     if not near:
         return d
     from dataclasses import replace
@@ -354,9 +354,12 @@ def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[
     if all(link.line != at for link in d2.chain):
         d2.chain.append(ChainLink(at, d2.family, "evidence.unexplained", "symptom", d.root.text))
         d2.chain = d2.chain[:1] + sorted(d2.chain[1:], key=lambda link: link.line)
-    how = "the source line of the check that failed" if best in context else "a known failure logged at warning level"
-    if best in context:
-        d2.root = Line(at, d.root.text)     # the check's source line explains; the failure is what it raised
+    # a check's source line (as a traceback prints it) explains; the failure is what it raised
+    code = best in context and best.text.lstrip(" \t'\"`>").startswith("assert")
+    how = ("the source line of the check that failed" if code else "evidence that is not a failure on its own"
+           if best in context else "a known failure logged at warning level")
+    if code:
+        d2.root = Line(at, d.root.text)
     d2.notes.append(f"{WARNED_NOTE}: {how} (line {best.line}) explains the failure at line {at}")
     return d2
 

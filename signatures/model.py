@@ -35,6 +35,7 @@ class Signature:
     # `context` never shows a failure on its own (the source line of a check), it only explains an
     # unexplained failure just after it (engine.py `_warned`)
     tier: str = "hard"
+    reach: int = 20               # context: lines either side of the failure it may explain
 
 
 @dataclass

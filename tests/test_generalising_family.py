@@ -143,8 +143,23 @@ def test_warned_prerequisite_explains_the_failure_beside_it():
     assert d.root.line == 1
     assert d.facts.get("library") == "libcufile"
     assert d.confidence == round(confidence_of("support"), 2)
-    assert any("logged at warning level" in n for n in d.notes)
+    assert any("explained beside the failure" in n for n in d.notes)
     assert [link.line for link in d.chain if link.role == "symptom"] == [4]
+
+
+def test_a_known_failure_logged_as_a_warning_explains_the_failure_beside_it():
+    log = ("[W 12:00:01] cache alloc: CUDA out of memory. Tried to allocate 512.00 MiB\n"
+           "Traceback (most recent call last):\n"
+           '  File "serve.py", line 12, in <module>\n'
+           "RuntimeError: engine step failed\n")
+    d = _d(log)
+    assert d.family == "oom", (d.signature, d.notes)
+    assert any("logged at warning level" in n for n in d.notes)
+    assert _d(log.splitlines(keepends=True)[0] + "step 1 ok\n").family == "none"
+
+
+def test_a_plain_prerequisite_line_is_not_a_failure_either():
+    assert _d("-- nvshmem_transport requires library libibverbs, which was not found\n-- Configuring done\n").family == "none"
 
 
 def test_the_warning_alone_is_not_a_failure():
