@@ -91,6 +91,21 @@ CASES = [
      'line 87, in _wrap\n    fn(i, *args)\n  File "train.py", line 16, in worker\n    dist.all_reduce(grad)\n'
      "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out "
      "waiting 5000ms for recv operation to complete\n", "kernel-logic", "origin.gloo-peer-wait-on-one-host"),
+    # a view of a whole multiple of its input (a dimension of another size) vs a remainder (the code's own sum)
+    ("view-of-a-quarter-of-its-shape", 'Traceback (most recent call last):\n  File "patch.py", line 42, in forward\n'
+     "    q = q.view(bsz, q_len, self.num_heads, self.head_dim)\nRuntimeError: shape '[16, 2048, 32, 128]' is invalid "
+     "for input of size 33554432\n", "runtime-assumption", "origin.view-of-a-whole-multiple-of-its-input"),
+    ("view-off-by-a-remainder", 'Traceback (most recent call last):\n  File "reshape_size.py", line 5, in <module>\n'
+     "    y = x.view(2, 3, 16, 16)\nRuntimeError: shape '[2, 3, 16, 16]' is invalid for input of size 1176\n",
+     "kernel-logic", None),
+    # the operating system's GPU driver: a hang it reset (the stack) vs a reset that failed (the device)
+    ("gpu-driver-reset-a-hung-job", "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring comp_1.0.0 timeout, signaled "
+     "seq=812, emitted seq=813\namdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n", "environment",
+     "origin.gpu-driver-hang-detection"),
+    ("gpu-reset-failed", "[drm] stuck on render ring\n[drm] GPU HANG: ecode 9:0:0x85dffffb, reason: Ring hung, action: "
+     "reset\n[drm:i915_reset] *ERROR* render ring: reset request timeout\ndrm/i915: Resetting chip after gpu hang\n"
+     "[drm:i915_reset] *ERROR* Failed to reset chip: -5\n", "hardware",
+     "origin.gpu-reset-failed-after-a-hang"),
     ("gloo-timeout-alone", "[/opt/conda/conda-bld/pytorch/work/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
      "Timed out waiting 30000ms for recv operation to complete\n", "runtime-assumption", None),
 ]
