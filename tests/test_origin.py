@@ -72,6 +72,11 @@ CASES = [
      " [0, 0]: 0.001410931465215981 (ACTUAL), 0.001606598380021751 (DESIRED)\n"
      "Max absolute difference among violations: 0.02348283\nMax relative difference among violations: 0.17270383\n",
      "kernel-logic", "origin.float32-comparison-off-beyond-reduced-precision"),
+    ("numpy1-every-element-off", 'Traceback (most recent call last):\n  File "check.py", line 9, in <module>\n'
+     "    np.testing.assert_allclose(out, ref)\nAssertionError: \nNot equal to tolerance rtol=1e-07, atol=0\n\n"
+     "Mismatched elements: 800 / 800 (100%)\nMax absolute difference: 0.02348283\nMax relative difference: 0.17270383\n"
+     " x: array([[0.001411, 0.001374, 0.003386, ..., 0.008478, 0.003044, 0.00146 ],\n",
+     "kernel-logic", "origin.float32-comparison-off-beyond-reduced-precision"),
     ("tf32-matmul-some-elements-pass", _ASSERT + "Tensor-likes are not close!\n\nMismatched elements: 4067 / 4096 "
      "(99.3%)\nGreatest absolute difference: 0.0115509033203125 at index (0, 46) (up to 1e-05 allowed)\n"
      "Greatest relative difference: 0.359624445438385 at index (30, 18) (up to 1.3e-06 allowed)\n", "numerics", None),
