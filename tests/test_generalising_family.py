@@ -285,3 +285,17 @@ def test_a_generic_arch_line_yields_to_a_named_failure_after_it():
     log = ("note: the fused kernel requires sm_90; using the fallback\n"
            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB\n")
     assert _d(log).family == "oom"
+
+
+# -- the taxonomy's tie-break in the wording guess -------------------------------------------------
+
+def test_a_compiler_raised_shape_or_dtype_error_is_guessed_compile_error():
+    from signatures.fallback import guess
+
+    assert guess([("NotImplementedError: Mosaic GPU lowering: unsupported shape (3, 5) for wgmma", 2.0)]).family == "compile-error"
+    assert guess([("LoweringException: operand dtype mismatch between int8 and bf16", 2.0)]).family == "compile-error"
+    # no compiler in sight: the shape words keep their family
+    assert guess([("ValueError: unsupported shape (3, 5) for this op", 2.0)]).family == "shape-stride-mismatch"
+    # shared memory and the target arch are not overruled (the taxonomy's exceptions)
+    assert guess([("MLIR lowering: shared memory exceeds the limit for this block", 2.0)]).family == "shared-memory-exceeded"
+    assert guess([("codegen: the kernel image requires compute capability 9.0", 2.0)]).family == "arch-mismatch"
