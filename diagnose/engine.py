@@ -187,6 +187,11 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
     d.root = _root_line(root, scan.hints, frames)
     d.chain = _chain(root, matches, scan.hints)
+    if d.root.line != root.line:
+        # a deciding frame: the exception that ends its traceback heads the cascade, the frame is detail
+        rest = [link for link in d.chain[1:] if link.line != d.root.line]
+        d.chain = [ChainLink(d.root.line, sig.family, sig.id, "root", d.root.text),
+                   ChainLink(root.line, sig.family, sig.id, "detail", root.text)] + rest
     d.facts = facts
     d.fact_text = _fact_texts(facts, [root.text] + same)
     d.fix = fill(sig.fix, facts, d.fact_text)

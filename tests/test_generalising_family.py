@@ -88,6 +88,7 @@ def test_triton_language_frame_is_compile_time_and_the_root_is_the_exception_lin
     assert d.family == "compile-error"
     assert d.signature == "compile-error.frame.kernel-compiler"
     assert d.root.line == 4                    # the exception that ends the traceback, not the frame
+    assert [(c.line, c.role) for c in d.chain[:2]] == [(4, "root"), (2, "detail")]   # the cascade agrees
     assert d.confidence == round(confidence_of("support"), 2)
 
 
