@@ -300,3 +300,18 @@ def test_a_compiler_raised_shape_or_dtype_error_is_guessed_compile_error():
     # shared memory and the target arch are not overruled (the taxonomy's exceptions)
     assert guess([("MLIR lowering: shared memory exceeds the limit for this block", 2.0)]).family == "shared-memory-exceeded"
     assert guess([("codegen: the kernel image requires compute capability 9.0", 2.0)]).family == "arch-mismatch"
+
+
+def test_the_wording_guess_reads_a_missing_file_as_a_library_only_when_it_names_one():
+    from signatures.fallback import guess
+
+    for text in ("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'",
+                 "OSError: checkpoint.pt not found",
+                 "KeyError: 'model.layers.0.weight' not found in state dict",
+                 "g++: error: build/temp/attn.o: No such file or directory"):
+        g = guess([(text, 2.0)])
+        assert g is None or g.family != "missing-library", (text, g)
+    for text in ("RuntimeError: CUDA_HOME not found",
+                 "OSError: No such file or directory: '/opt/rocm/lib/libamdhip64.so'",
+                 "RuntimeError: could not load library libcudnn_cnn.so.9"):
+        assert guess([(text, 2.0)]).family == "missing-library", text
