@@ -147,8 +147,8 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     benign = [m for m in active if m.signature.role == "benign"]
     failures = [m for m in active if m.signature.role != "benign"]
     if benign:
-        benign_lines = sorted(b.line for b in benign)
-        failures = [f for f in failures if not _excused(f.line, benign_lines)]
+        benign_lines, own_lines = _benign_lines(benign)
+        failures = [f for f in failures if not _excused(f.line, benign_lines, own_lines)]
 
     if not failures:
         return _no_signature(d, scan, matches, benign)
@@ -303,8 +303,18 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
                      "lines, not a recognised message: confirm it by reading the root line.")
 
 
-def _excused(line: int, benign_lines: list[int]) -> bool:
-    """A benign line at most BENIGN_REACH lines after `line`, or 5 before it (`benign_lines` sorted)."""
+def _benign_lines(benign: list[Match]) -> tuple[list[int], set[int]]:
+    """The lines of benign matches that excuse the failures around them (sorted), and those that
+    excuse only their own line (`reach = "line"`: an informational vendor code)."""
+    around = sorted(b.line for b in benign if b.signature.reach != "line")
+    return around, {b.line for b in benign if b.signature.reach == "line"}
+
+
+def _excused(line: int, benign_lines: list[int], own_lines: set[int] = frozenset()) -> bool:
+    """A benign line at most BENIGN_REACH lines after `line`, or 5 before it (`benign_lines` sorted),
+    or a benign match on `line` itself that excuses only its own line."""
+    if line in own_lines:
+        return True
     i = bisect.bisect_left(benign_lines, line - 5)
     return i < len(benign_lines) and benign_lines[i] <= line + BENIGN_REACH
 
@@ -334,9 +344,9 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
     (an exception, an error or E/F-level line, an assertion, a fatal signal, a non-zero exit) that no
     benign signature excuses makes the log `unknown` (with a wording guess), never `none`."""
     # generic error lines around a handled fallback belong to it, like the failures it excuses
-    benign_lines = sorted(b.line for b in benign)
+    benign_lines, own_lines = _benign_lines(benign)
     hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and _counts(h[0], h[2])
-             and not _excused(h[1], benign_lines)]
+             and not _excused(h[1], benign_lines, own_lines)]
     d.chain = _chain(None, matches)
     if scan.error and not scan.bytes:
         binary = scan.error.startswith("binary")
@@ -373,6 +383,12 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.evidence = [Line(m.line, m.text) for m in matches][:40]
         d.explanation = ("Every line that looks like a failure was logged at warning/info level or "
                          "was caught and handled (a fallback); the run itself did not fail.")
+        informational = [m for m in benign if m.signature.reach == "line"]
+        if informational and len(informational) == len(matches):
+            # only vendor codes their vendor calls informational (an Xid 63 row remap): say so
+            sig = informational[0].signature
+            d.title, d.explanation, d.fix = sig.title, sig.explanation, fill(sig.fix, informational[0].facts)
+            d.references = list(sig.references)
     elif progress:
         d.confidence = confidence_of("none-progress")
         d.title = "no failure found, and the log shows normal progress"
