@@ -319,23 +319,12 @@ def _excused(line: int, benign_lines: list[int], own_lines: set[int] = frozenset
     return i < len(benign_lines) and benign_lines[i] <= line + BENIGN_REACH
 
 
-# a level tag behind an issue's quoting (`WARNING: ..., > INFO ...): the line was logged below error level
-_QUOTED_LEVEL = None
-
-
 def _counts(kind: str, text: str) -> bool:
     """Does a generic failure line count as evidence of a failure? Not when it was logged at warning or
-    info level (a handled failure, a retry), except a checker's `report` at info level: a NaN loss or a
+    info level (a handled failure, a retry; a level tag behind an issue's quoting counts too:
+    signatures.normalise.line_level), except a checker's `report` at info level: a NaN loss or a
     failing test is printed by the training loop or harness on its ordinary (info) channel."""
-    global _QUOTED_LEVEL
     level = line_level(text)
-    if level is None:
-        if _QUOTED_LEVEL is None:
-            import re2
-
-            _QUOTED_LEVEL = re2.compile(r"^[\s`>*#\"']{1,6}(?:WARNING|WARN|Warning|INFO|DEBUG)\b")
-        if _QUOTED_LEVEL.search(text):
-            level = "warning"
     return level is None or (kind == "report" and level == "info")
 
 
