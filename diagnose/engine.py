@@ -14,10 +14,12 @@ from pathlib import Path
 
 from diagnose.inputs import unreadable
 from diagnose.model import ChainLink, Diagnosis, Line
+from diagnose.rootline import cause_before, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
 from signatures.evidence import FAILURE_KINDS
+from signatures.taxonomy import EXPLAINS_ALL
 from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
@@ -73,14 +75,19 @@ def _rank(m: Match):
     return (-m.signature.priority, m.line)
 
 
-def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink]:
+def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> list[ChainLink]:
     """The cascade, root first. Every failure line after the root that the root explains is a
     `symptom` (a CUBLAS error on the poisoned context, a watchdog abort, a Python exception at an
     unrelated line, a generic error line no signature knows, a shutdown or cancelled work), and so is
     the framework's exception reporting a root that is not itself an exception line (wherever it
     stands), so a reviewer sees what to discount."""
     seen, links = set(), []
-    ordered = ([root] if root else []) + sorted((m for m in matches if m is not root), key=lambda m: m.line)
+    # on one line a named failure (hard) speaks for it before a bare code or frame (support)
+    ordered = ([root] if root else []) + sorted((m for m in matches if m is not root),
+                                                key=lambda m: (m.line, m.signature.tier != "hard"))
+    # a root of a family that explains the whole log (the device failed: signatures.taxonomy)
+    explains_all = root is not None and root.signature.family in EXPLAINS_ALL
+    root_msg = strip_prefix(root.text).strip() if root is not None else ""
     # lines where an exception was raised: when the root is not one (a kernel's assertion, a
     # sanitizer report, an NCCL WARN line), an exception of its family elsewhere is the framework
     # reporting the root again, wherever the paste put it
@@ -101,7 +108,13 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
         elif (reraised and m.signature.family == root.signature.family and m.line in raised
               and m.signature is not root.signature):
             role = "symptom"         # the framework's exception for the root (RuntimeError: ... device-side assert)
-        elif (root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom"
+        elif (root is not None and m.signature is root.signature and m.line > root.line
+              and strip_prefix(m.text).strip() != root_msg):
+            role = "symptom"         # the root's failure reported again, in other words (another layer, a finalizer)
+        elif explains_all:
+            role = "symptom"         # the device failed: every other failure line, before or after, follows from it
+        elif (root is not None and m.signature.family == root.signature.family
+              and m.signature.role not in ("symptom", "wrapper")
               and (m.line < root.line or m.signature is root.signature)):
             role = "detail"          # another line of the root's own family adds detail
         elif root is not None and m.signature.family == root.signature.family:
@@ -128,6 +141,27 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
         links = links[:1] + sorted(links[1:], key=lambda link: link.line)
+        if cause is not None:
+            # the cause before a terminator root is the root line; the terminator one of its symptoms
+            line, text, sid = cause
+            rest = [link for link in links[1:] if link.line != line]
+            links = ([ChainLink(line, root.signature.family, sid, "root", text),
+                      ChainLink(root.line, root.signature.family, root.signature.id, "symptom", root.text)]
+                     + rest)
+            links = links[:1] + sorted(links[1:], key=lambda link: link.line)
+    return links[:50]
+
+
+def _unexplained_chain(root: Line, sid: str, hints) -> list[ChainLink]:
+    """The cascade of a failure no signature explains: its root line, and after it only the lines
+    that are consequences whatever the failure was (a terminator: an abort, an exit status, an error
+    count, a GPU reset; what the failure left behind: a shutdown, cancelled work)."""
+    links = [ChainLink(root.line, "unknown", sid, "root", root.text)]
+    taken = {root.line}
+    for kind, n, text in hints:
+        if n > root.line and n not in taken and (kind == "consequence" or terminator(text) is not None):
+            taken.add(n)
+            links.append(ChainLink(n, "unknown", f"evidence.{kind}", "symptom", text))
     return links[:50]
 
 
@@ -182,8 +216,10 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     facts.update(_generic_facts([root.text] + same, facts, scan.hints, root.line))
 
     d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
-    d.root = Line(root.line, root.text)
-    d.chain = _chain(root, matches, scan.hints)
+    # a terminator (an error count, an abort, an exit status) stands for the cause printed before it
+    cause = cause_before(root.line, root.text, scan.hints, failures, sig.family)
+    d.root = Line(cause[0], cause[1]) if cause else Line(root.line, root.text)
+    d.chain = _chain(root, matches, scan.hints, cause)
     d.facts = facts
     d.fact_text = _fact_texts(facts, [root.text] + same)
     d.fix = fill(sig.fix, facts, d.fact_text)
@@ -353,7 +389,9 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         root = [h for h in hints if HINT_ORDER[h[0]] == best][-1]
         d.family, d.confidence = "unknown", confidence_of("unknown")
         d.title = "a failure no signature explains"
-        d.root = Line(root[1], root[2])
+        cause = cause_before(root[1], root[2], hints)
+        d.root = Line(cause[0], cause[1]) if cause else Line(root[1], root[2])
+        d.chain = _unexplained_chain(d.root, cause[2] if cause else f"evidence.{root[0]}", scan.hints)
         frames = [h for h in hints if h[0] == "frame"]
         shown = [h for h in hints if h[0] != "frame"] + frames[-1:]   # the innermost frame, not the whole stack
         d.evidence = [Line(n, t) for _, n, t in sorted(shown, key=lambda h: h[1])][-40:]
