@@ -87,7 +87,6 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                                                 key=lambda m: (m.line, m.signature.tier != "hard"))
     # a root of a family that explains the whole log (the device failed: signatures.taxonomy)
     explains_all = root is not None and root.signature.family in EXPLAINS_ALL
-    root_msg = strip_prefix(root.text).strip() if root is not None else ""
     # lines where an exception was raised: when the root is not one (a kernel's assertion, a
     # sanitizer report, an NCCL WARN line), an exception of its family elsewhere is the framework
     # reporting the root again, wherever the paste put it
@@ -105,18 +104,16 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             role = "demoted"
         elif m.signature.role == "benign":
             role = "benign"
-        elif (reraised and m.signature.family == root.signature.family and m.line in raised
-              and m.signature is not root.signature):
-            role = "symptom"         # the framework's exception for the root (RuntimeError: ... device-side assert)
-        elif (root is not None and m.signature is root.signature and m.line > root.line
-              and strip_prefix(m.text).strip() != root_msg):
-            role = "symptom"         # the root's failure reported again, in other words (another layer, a finalizer)
+        elif reraised and m.signature.family == root.signature.family and m.line in raised:
+            # the framework's exception for the root (RuntimeError: ... device-side assert), also when
+            # the root's own signature knows the exception's wording (ResourceExhaustedError: OOM ...)
+            role = "symptom"
         elif explains_all:
             role = "symptom"         # the device failed: every other failure line, before or after, follows from it
         elif (root is not None and m.signature.family == root.signature.family
-              and m.signature.role not in ("symptom", "wrapper")
+              and (m.signature.role not in ("symptom", "wrapper") or _is_frame(m, frames))
               and (m.line < root.line or m.signature is root.signature)):
-            role = "detail"          # another line of the root's own family adds detail
+            role = "detail"          # another line of the root's own family adds detail (a frame: where it passed)
         elif root is not None and m.signature.family == root.signature.family:
             role = "symptom"         # the same failure reported again by another layer, after the root
         elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
@@ -167,6 +164,11 @@ def _unexplained_chain(root: Line, sid: str, hints) -> list[ChainLink]:
 
 def _frame_lines(hints) -> set[int]:
     return {n for kind, n, _ in hints if kind == "frame"}
+
+
+def _is_frame(m: Match, frames: set[int]) -> bool:
+    """A match on a traceback frame line (Python's, rich's box, IPython's form)."""
+    return m.line in frames or bool(_FRAME.search(m.text) or _RICH_FRAME.search(m.text))
 
 
 def _passed_through(m: Match, frames: set[int]) -> bool:

@@ -8,12 +8,20 @@ def roles(d):
     return {(c.line, c.signature): c.role for c in d.chain}
 
 
-def test_the_root_reported_again_in_other_words_is_a_symptom_an_exact_repeat_a_detail():
-    again = diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered\n"
-                          "error in running finalizer: CUDAdrv.CuError(code=700, ERROR_ILLEGAL_ADDRESS)\n"
-                          "  what():  CUDA error: an illegal memory access was encountered\n")
-    assert again.root.line == 1
-    assert {r for (n, _), r in roles(again).items() if n > 1} == {"symptom"}
+def test_the_frameworks_exception_for_the_root_is_a_symptom_even_in_the_roots_own_words():
+    """TensorFlow logs the OOM at its op, then raises ResourceExhaustedError with the same wording
+    (one signature knows both): the exception line reports the root again. A line of the same
+    message that is no exception (its continuation) stays a detail."""
+    d = diagnose_text("2018-06-08 17:26:00.908130: W tensorflow/core/framework/op_kernel.cc:1202] OP_REQUIRES failed at "
+                      "tile_ops.cc:123 : Resource exhausted: OOM when allocating tensor with shape[16,1024] and type "
+                      "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
+                      "Traceback (most recent call last):\n"
+                      '  File "train.py", line 3, in <module>\n'
+                      "    sess.run(op)\n"
+                      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor "
+                      "with shape[16,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n")
+    assert d.family == "oom" and d.root.line == 1
+    assert [c.role for c in d.chain if c.line == 5] == ["symptom"]
     repeat = diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered\n" * 2)
     assert [c.role for c in repeat.chain] == ["root", "detail"]
 
