@@ -14,7 +14,7 @@ from pathlib import Path
 
 from diagnose.inputs import unreadable
 from diagnose.model import ChainLink, Diagnosis, Line
-from diagnose.rootline import cause_before, terminator
+from diagnose.rootline import cause_before, exception_after, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
@@ -219,7 +219,8 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
 
     d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
     # a terminator (an error count, an abort, an exit status) stands for the cause printed before it
-    cause = cause_before(root.line, root.text, scan.hints, failures, sig.family)
+    cause = (cause_before(root.line, root.text, scan.hints, failures, sig.family)
+             or exception_after(root.line, root.text, scan.hints))
     d.root = Line(cause[0], cause[1]) if cause else Line(root.line, root.text)
     d.chain = _chain(root, matches, scan.hints, cause)
     d.facts = facts

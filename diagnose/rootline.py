@@ -71,3 +71,32 @@ def cause_before(root_line: int, root_text: str, hints, matches=(), family: str 
             continue
         best, last = n, n
     return (best, *cands[best]) if best is not None else None
+
+
+AFTER = 12   # the exception line a traceback's source line raised stands at most this far below it
+_raise: object | None = None
+
+
+def _is_raise(text: str) -> bool:
+    global _raise
+    if _raise is None:
+        import re2
+
+        _raise = re2.compile(r"^\s*raise\s+[\w.]+")
+    return bool(_raise.search(text))
+
+
+def exception_after(root_line: int, root_text: str, hints):
+    """(line, text, id) of the exception a traceback's source line raised, or None.
+
+    A root on the source line under a frame (`    raise OutOfResources(...)`: the pattern knows the
+    class name) is where the exception was raised, not its message: the first exception line below
+    it, within AFTER lines, is the root line."""
+    frames = {n for kind, n, _ in hints if kind == "frame"}
+    raised = {n for kind, n, _ in hints if kind == "exception"}
+    if root_line in raised or not (root_line - 1 in frames or _is_raise(root_text)):
+        return None              # the root is the exception line itself, or no traceback's source line
+    for kind, n, text in sorted(hints, key=lambda h: h[1]):
+        if kind == "exception" and root_line < n <= root_line + AFTER:
+            return n, text, "evidence.exception"
+    return None

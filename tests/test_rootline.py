@@ -71,3 +71,23 @@ def test_a_root_that_names_its_cause_is_not_moved():
            "RuntimeError: CUDA error: an illegal memory access was encountered\n")
     d = diagnose_text(log)
     assert d.root.line == 2
+
+
+def test_a_root_on_a_tracebacks_raise_line_moves_to_the_exception_it_raised():
+    """A pattern that knows the class name matches the source line `raise OutOfResources(...)` first;
+    the message is the exception line below it."""
+    log = ('Traceback (most recent call last):\n'
+           '  File "/site-packages/triton/compiler/compiler.py", line 390, in _init_handles\n'
+           '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+           'triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 126978, '
+           'Hardware limit: 101376. Reducing block sizes or `num_stages` may help.\n')
+    d = diagnose_text(log)
+    assert d.family == "shared-memory-exceeded" and d.root.line == 4
+
+
+def test_an_exception_line_under_a_frame_is_not_a_source_line():
+    log = ('  File "x.py", line 2, in f\n'
+           'cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered\n'
+           '  File "y.py", line 9, in g\n'
+           'cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered\n')
+    assert diagnose_text(log).root.line == 2
