@@ -93,6 +93,7 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
     raised = {n for kind, n, _ in hints if kind == "exception"}
     reraised = root is not None and root.line not in raised
     frames = _frame_lines(hints)
+    reports = {n for kind, n, _ in hints if kind in ("status", "exception")}
     for m in ordered:
         key = (m.line, m.signature.family)
         if key in seen or (m is not root and _passed_through(m, frames)):
@@ -110,6 +111,9 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             role = "symptom"
         elif explains_all:
             role = "symptom"         # the device failed: every other failure line, before or after, follows from it
+        elif (root is not None and m.signature.family == root.signature.family and m.line < root.line and m.line in reports
+              and m.signature.priority < root.signature.priority and m.signature is not root.signature):
+            role = "symptom"         # the runtime's error report of the failure, printed before its own message
         elif (root is not None and m.signature.family == root.signature.family
               and (m.signature.role not in ("symptom", "wrapper") or _is_frame(m, frames))
               and (m.line < root.line or m.signature is root.signature)):

@@ -61,3 +61,15 @@ def test_an_unexplained_failure_lists_only_the_consequences_after_its_root():
                       "amdgpu 0000:0d:00.0: amdgpu: GPU reset begin!\n")
     assert d.root.line == 1
     assert [(c.line, c.role) for c in d.chain] == [(1, "root"), (3, "symptom")]
+
+
+def test_the_runtimes_generic_report_printed_before_the_specific_message_is_a_symptom():
+    """The async error report (`error=59 : device-side assert triggered`, `ncclInvalidUsage: This
+    usually reflects invalid usage`) often reaches the log before the message that says what failed;
+    a lower-priority line of the root's family on a status/exception line before it is its symptom."""
+    d = diagnose_text("pytorch/aten/src/THC/generated/../THCTensorMathCompare.cuh line=82 error=59 : device-side assert triggered\n"
+                      "pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:99: void cunn_SpatialClassNLLCriterion_updateOutput_kernel"
+                      "(T *, T *, T *, long *, T *, int, int, int, int, int, long) [with T = float, AccumT = float]: "
+                      "block: [1,0,0], thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.\n")
+    assert d.family == "device-assert" and d.root.line == 2
+    assert [c.role for c in d.chain if c.line == 1] == ["symptom"]
