@@ -177,7 +177,7 @@ def raw_signatures(path: Path | None = None) -> list[dict]:
 def _describe(c: dict) -> str:
     ident = " / ".join(([str(c["number"])] if c.get("number") is not None else []) + list(c.get("names", []))[:2]
                        + [f"'{m}'" for m in c.get("messages", [])][:1])
-    return f"{ident} ({c['meaning']})"
+    return f"{ident} ({c['meaning']}" + (f"; the vendor's action: {c['action']}" if c.get("action") else "") + ")"
 
 
 _fixes: dict | None = None
