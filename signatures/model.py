@@ -35,7 +35,10 @@ class Signature:
     # `context` never shows a failure on its own (the source line of a check), it only explains an
     # unexplained failure just after it (engine.py `_warned`)
     tier: str = "hard"
-    reach: int = 20               # context: lines either side of the failure it may explain
+    # what a benign signature excuses: `around` (the failures logged just before it: a fallback's
+    # caught exception) or `line` (its own line only: an informational vendor code like Xid 63)
+    reach: str = "around"
+    context_reach: int = 20       # context: lines either side of the failure it may explain
 
 
 @dataclass
