@@ -43,6 +43,7 @@ class FactRule:
     no_match: tuple
     scope: str = "line"
     families: tuple = ()    # a `log` rule runs only for diagnoses of these families
+    twins: bool = False     # a `log` rule: every value it finds (driver_version, driver_version_2), not the first
 
 
 _rules: dict | None = None
@@ -66,7 +67,8 @@ def load(path: Path = TABLE) -> list[FactRule]:
         families = tuple(row.get("families", ()))
         if scope == "log" and not families:
             raise ValueError(f"{where}: a whole-log rule names the families it is read for ('families')")
-        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope, families))
+        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope, families,
+                            bool(row.get("twins", False))))
     return out
 
 
@@ -116,7 +118,7 @@ def _log_rules(family: str | None):
 
         _compiled("log")
         chosen = [(r, rx) for r, rx in zip([r for r in _loaded() if r.scope == "log"], _rules["log"])
-                  if family is None or family in r.families]
+                  if family is None or family in r.families or "*" in r.families]
         rset = None
         if chosen:
             opts = re2.Options()
@@ -125,7 +127,7 @@ def _log_rules(family: str | None):
             for r, _ in chosen:
                 rset.Add("(?m)" + r.pattern)
             rset.Compile()
-        _log_by_family[family] = ([rx for _, rx in chosen], rset)
+        _log_by_family[family] = ([(rx, r.twins) for r, rx in chosen], rset)
     return _log_by_family[family]
 
 
@@ -144,8 +146,14 @@ def _typed(name: str, text: str):
     return value
 
 
+# what a C++ pretty name puts where a kernel's name stands: not a name (a lambda's "operator()")
+NOT_NAMES = {"operator", "void", "const", "static", "inline", "template", "auto"}
+
+
 def _add(found: dict, known: dict, values: list, name: str, value) -> None:
     if repr(value) in values:
+        return
+    if name.split("_")[0] in ("kernel", "function") and value in NOT_NAMES:
         return
     twins = 1 if name in NO_TWINS else MAX_TWINS
     free = [k for k in [name] + [f"{name}_{i}" for i in range(2, twins + 1)] if k not in known and k not in found]
@@ -155,14 +163,15 @@ def _add(found: dict, known: dict, values: list, name: str, value) -> None:
 
 
 def _read_text(text: str, rules, known: dict | None) -> dict:
-    """Whole-log rules over one text: only names `known` lacks."""
+    """Whole-log rules ((regex, twins) pairs) over one text: only names `known` lacks; the first value
+    of each name, or every one (numbered twins) for a rule with `twins`."""
     known = dict(known or {})
     values = [repr(v) for v in known.values()]
     found: dict = {}
-    for rx in rules:
+    for rx, twins in rules:
         for m in rx.finditer(text):
             for name, raw in m.groupdict().items():
-                if raw is not None and name not in known and name not in found:
+                if raw is not None and name not in known and (twins or name not in found):
                     _add(found, known, values, name, _value(name, raw))
     return found
 
@@ -249,6 +258,22 @@ def context(lines: list[str], root_line: int) -> list[str]:
     return out
 
 
+def lead(lines: list[str], root_line: int) -> list[str]:
+    """The line just above the root when the root continues it: that line ends with ':' (a header
+    naming the file or the call: "[CUDA ERROR] at file train_gpt2.cu:1410:" / "too many resources
+    requested for launch"), or the root starts with '->' (deviceQuery's "cudaGetDeviceCount returned
+    35" / "-> CUDA driver version is insufficient"). A traceback line or a frame is no lead."""
+    from signatures.normalise import strip_prefix
+
+    if not 1 < root_line <= len(lines):
+        return []
+    prev = strip_prefix(lines[root_line - 2]).strip().strip("=#>*`'\" ")
+    root = strip_prefix(lines[root_line - 1]).strip().lstrip("=#>*`'\" ")
+    if not prev or prev.startswith(_NEW_MESSAGE) or prev.startswith(_FRAME_LINE) or ": in function " in prev:
+        return []
+    return [prev] if prev.endswith(":") or root.startswith(("->", "...", "\u2026")) else []
+
+
 # -- where it failed -------------------------------------------------------------------------
 
 TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "<stdin>", "torchinductor_", "/var/folders/")
@@ -263,7 +288,9 @@ def _frame_rx():
     if _PY_FRAME is None:
         import re2
 
-        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)')
+        # Python's frames; rich's boxed ("│ /x/linear.py:134 in forward │") and IPython's ("File /x.py:126, in f")
+        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)|^\s*\x{2502}\s*([^\s\x{2502}"]+\.py):(\d+)\b|'
+                                r'^\s*File ([^\s"]+\.py):(\d+), in ')
         # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
         _JL_FRAME = re2.compile(r'^\s*@ (?:(\w+) )?(\S+\.jl):(\d+)')
     return _PY_FRAME, _JL_FRAME
@@ -300,10 +327,10 @@ def source_location(lines: list[str], root_line: int) -> dict:
 
     def python_frames():          # innermost first: upwards from the root
         for text in reversed(lines[max(0, root_line - 400): root_line]):
-            if 'File "' in text:
+            if "File " in text or "\u2502" in text:
                 m = py.search(text)
                 if m:
-                    yield (m[1], m[2])
+                    yield _file_and_line(m)
 
     def julia_frames():           # innermost first: downwards from the root
         for text in lines[root_line: root_line + 60]:
@@ -318,7 +345,40 @@ def source_location(lines: list[str], root_line: int) -> dict:
 def frames_from_hints(frame_texts: list[str]) -> dict:
     """The same choice over the traceback frames a big log's scan kept (innermost last)."""
     py, _ = _frame_rx()
-    return _pick((m[1], m[2]) for t in reversed(frame_texts) for m in [py.search(t)] if m)
+    return _pick(_file_and_line(m) for t in reversed(frame_texts) for m in [py.search(t)] if m)
+
+
+def _file_and_line(m) -> tuple:
+    """(file, line) of a frame match, whichever of the frame forms matched."""
+    groups = m.groups()
+    return next((groups[i], groups[i + 1]) for i in range(0, len(groups), 2) if groups[i] is not None)
+
+
+_LAUNCH = None
+
+
+def launch_site(lines: list[str], root_line: int) -> dict:
+    """The innermost traceback frame above the root whose code line launches a kernel in the
+    Triton/Numba form `kernel[grid](args)` (`fn[(n, 1)](...)`, `k[grid](...)`; a list indexed and
+    called, `layers[i](x)`, is no launch): `kernel` and `launch_site` (file:line)."""
+    global _LAUNCH
+    py, _ = _frame_rx()
+    if _LAUNCH is None:
+        import re2
+
+        _LAUNCH = re2.compile(r'^\s*(?:[\w.\[\], ]+=\s*)?(?:[\w]+\.)*(?P<kernel>[A-Za-z_]\w*)'
+                              r'\[(?:[^\]\n]*[,(][^\]\n]*|\w*grid\w*)\]\s*\(')
+    start = max(0, root_line - 400)
+    for i in range(min(root_line, len(lines)) - 2, start - 1, -1):
+        text = lines[i]
+        if "File " not in text:
+            continue
+        m = py.search(text)
+        launch = _LAUNCH.search(lines[i + 1]) if m else None
+        if launch:
+            file, line = _file_and_line(m)
+            return {"kernel": launch["kernel"], "launch_site": f"{file}:{line}"}
+    return {}
 
 
 # -- mangled names -----------------------------------------------------------------------------
