@@ -179,7 +179,8 @@ def _read_text(text: str, rules, known: dict | None) -> dict:
 def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -> dict:
     """The lines joined by "\n" (no rule matches across one): one Set pass says which rules can match,
     only those are run, and their matches are taken in the order they stand in the text (the root's
-    first), rules in file order at the same place."""
+    first), rules in file order at the same place. One piece of text is one fact: a span a group of
+    one name took (block: [0,0,0]) is not read again as another (a shape)."""
     known = dict(known or {})
     values = [repr(v) for v in known.values()]
     found: dict = {}
@@ -187,12 +188,19 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
     hits = []
     for i, rx in enumerate(_candidates(scope, joined) if joined else ()):
         for m in rx.finditer(joined):
-            hits.append((m.start(), i, m.groupdict()))
+            index = rx.groupindex
+            spans = {name: m.span(index[name]) for name, raw in m.groupdict().items() if raw is not None}
+            hits.append((m.start(), i, m.groupdict(), spans))
     hits.sort(key=lambda h: (h[0], h[1]))
-    for _, _, groups in hits:
+    taken: list = []            # (start, end, name) of every group read so far
+    for _, _, groups, spans in hits:
         for name, raw in groups.items():
             if raw is None or (only_new_names and name in known):
                 continue
+            start, end = spans[name]
+            if any(s < end and start < e and n.split("_")[0] != name.split("_")[0] for s, e, n in taken):
+                continue
+            taken.append((start, end, name))
             _add(found, known, values, name, _value(name, raw))
     for name, value in list(known.items()) + list(found.items()):
         base = name.split("_")[0]
@@ -207,6 +215,12 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
 def extract(lines: list[str], known: dict | None = None) -> dict:
     """Facts found in `lines` that are not already in `known` (by name or by value)."""
     return _read(lines, "line", known)
+
+
+def extract_new(lines: list[str], known: dict | None = None) -> dict:
+    """Facts of names `known` lacks altogether: what the chain's lines (the root's symptoms, another
+    layer's report) add beside the root's own facts, never a twin of one of them."""
+    return _read(lines, "line", known, only_new_names=True)
 
 
 def extract_log(lines: list[str], known: dict | None = None, root_line: int | None = None,
@@ -261,8 +275,10 @@ def context(lines: list[str], root_line: int) -> list[str]:
 def lead(lines: list[str], root_line: int) -> list[str]:
     """The line just above the root when the root continues it: that line ends with ':' (a header
     naming the file or the call: "[CUDA ERROR] at file train_gpt2.cu:1410:" / "too many resources
-    requested for launch"), or the root starts with '->' (deviceQuery's "cudaGetDeviceCount returned
-    35" / "-> CUDA driver version is insufficient"). A traceback line or a frame is no lead."""
+    requested for launch"), or the root starts with '->' or a location (deviceQuery's "cudaGetDeviceCount
+    returned 35" / "-> CUDA driver version is insufficient"; "CUDA error: LowPass() execution failed" /
+    " in file <cudaSiftH.cu>, line 416 : invalid configuration argument"). A traceback line or a frame
+    is no lead."""
     from signatures.normalise import strip_prefix
 
     if not 1 < root_line <= len(lines):
@@ -271,7 +287,8 @@ def lead(lines: list[str], root_line: int) -> list[str]:
     root = strip_prefix(lines[root_line - 1]).strip().lstrip("=#>*`'\" ")
     if not prev or prev.startswith(_NEW_MESSAGE) or prev.startswith(_FRAME_LINE) or ": in function " in prev:
         return []
-    return [prev] if prev.endswith(":") or root.startswith(("->", "...", "\u2026")) else []
+    continues = root.startswith(("->", "...", "\u2026", "in file", "at line", "in line"))
+    return [prev] if prev.endswith(":") or continues else []
 
 
 # -- where it failed -------------------------------------------------------------------------
@@ -289,8 +306,9 @@ def _frame_rx():
         import re2
 
         # Python's frames; rich's boxed ("│ /x/linear.py:134 in forward │") and IPython's ("File /x.py:126, in f")
-        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)|^\s*\x{2502}\s*([^\s\x{2502}"]+\.py):(\d+)\b|'
-                                r'^\s*File ([^\s"]+\.py):(\d+), in ')
+        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?|'
+                                r'^\s*\x{2502}\s*([^\s\x{2502}"]+\.py):(\d+)\b(?: in ([\w<>.]+))?|'
+                                r'^\s*File ([^\s"]+\.py):(\d+), in ([\w<>.]+)')
         # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
         _JL_FRAME = re2.compile(r'^\s*@ (?:(\w+) )?(\S+\.jl):(\d+)')
     return _PY_FRAME, _JL_FRAME
@@ -313,11 +331,17 @@ def _pick(frames) -> dict:
         if first is None:
             first = f
         if not any(d in f[0].replace("\\", "/") for d in LIBRARY_DIRS):
-            out = {"source": f"{f[0]}:{f[1]}"}
+            out = {"source": f"{f[0]}:{f[1]}", **_function_of(f)}
             if f is not first:
                 out["raised_at"] = f"{first[0]}:{first[1]}"
             return out
-    return {"source": f"{first[0]}:{first[1]}"} if first else {}
+    return {"source": f"{first[0]}:{first[1]}", **_function_of(first)} if first else {}
+
+
+def _function_of(frame) -> dict:
+    """`source_function`: the function of the chosen frame (Python's "in forward"), when it names one."""
+    name = frame[2] if len(frame) > 2 else None
+    return {"source_function": name} if name and not name.startswith("<") else {}
 
 
 def source_location(lines: list[str], root_line: int) -> dict:
@@ -337,7 +361,7 @@ def source_location(lines: list[str], root_line: int) -> dict:
             if "@ " in text:
                 m = jl.search(text)
                 if m and m[1] not in ("Base", "Core") and not m[2].startswith("./"):
-                    yield (m[2], m[3])
+                    yield (m[2], m[3], None)
 
     return _pick(python_frames()) or _pick(julia_frames())
 
@@ -349,9 +373,9 @@ def frames_from_hints(frame_texts: list[str]) -> dict:
 
 
 def _file_and_line(m) -> tuple:
-    """(file, line) of a frame match, whichever of the frame forms matched."""
+    """(file, line, function or None) of a frame match, whichever of the frame forms matched."""
     groups = m.groups()
-    return next((groups[i], groups[i + 1]) for i in range(0, len(groups), 2) if groups[i] is not None)
+    return next((groups[i], groups[i + 1], groups[i + 2]) for i in range(0, len(groups), 3) if groups[i] is not None)
 
 
 _LAUNCH = None
@@ -376,7 +400,7 @@ def launch_site(lines: list[str], root_line: int) -> dict:
         m = py.search(text)
         launch = _LAUNCH.search(lines[i + 1]) if m else None
         if launch:
-            file, line = _file_and_line(m)
+            file, line, _ = _file_and_line(m)
             return {"kernel": launch["kernel"], "launch_site": f"{file}:{line}"}
     return {}
 
