@@ -195,13 +195,14 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
     taken: list = []            # (start, end, name) of every group read so far
     for _, _, groups, spans in hits:
         for name, raw in groups.items():
-            if raw is None or (only_new_names and name in known):
+            if raw is None:
                 continue
             start, end = spans[name]
             if any(s < end and start < e and n.split("_")[0] != name.split("_")[0] for s, e, n in taken):
                 continue
             taken.append((start, end, name))
-            _add(found, known, values, name, _value(name, raw))
+            if not (only_new_names and name in known):
+                _add(found, known, values, name, _value(name, raw))
     for name, value in list(known.items()) + list(found.items()):
         base = name.split("_")[0]
         if base not in ("kernel", "symbol") or not isinstance(value, str):
