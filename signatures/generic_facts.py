@@ -146,8 +146,9 @@ def _typed(name: str, text: str):
     return value
 
 
-# what a C++ pretty name puts where a kernel's name stands: not a name (a lambda's "operator()")
-NOT_NAMES = {"operator", "void", "const", "static", "inline", "template", "auto"}
+# what a C++ pretty name puts where a kernel's name stands: not a name (a lambda's "operator()", the
+# "what():" std::terminate prints)
+NOT_NAMES = {"operator", "void", "const", "static", "inline", "template", "auto", "what"}
 
 
 def _add(found: dict, known: dict, values: list, name: str, value) -> None:
@@ -198,7 +199,7 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
             if raw is None:
                 continue
             start, end = spans[name]
-            if any(s < end and start < e and n.split("_")[0] != name.split("_")[0] for s, e, n in taken):
+            if any(_same_text(start, end, s, e) and n.split("_")[0] != name.split("_")[0] for s, e, n in taken):
                 continue
             taken.append((start, end, name))
             if not (only_new_names and name in known):
@@ -211,6 +212,13 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
         if readable and f"{base}_name" not in known and f"{base}_name" not in found:
             found[f"{base}_name"] = readable
     return found
+
+
+def _same_text(a0: int, a1: int, b0: int, b1: int) -> bool:
+    """Two spans that are mostly the same text ('0,0,0' in '[0,0,0]'), not one inside a longer other
+    (the sm_90 inside a file path is still an arch)."""
+    overlap = min(a1, b1) - max(a0, b0)
+    return overlap > 0 and 2 * overlap >= a1 - a0 and 2 * overlap >= b1 - b0
 
 
 def extract(lines: list[str], known: dict | None = None) -> dict:

@@ -201,11 +201,14 @@ def test_one_piece_of_text_is_one_fact():
     assert got["block"] == "18,0,0" and got["thread"] == "5,0,0" and got["kernel"] == "indexSelectLargeIndex"
     assert "shape" not in got           # the block and thread indexes are not shapes
     assert extract(["Shapes are [38,38] and [19,38]."])["shape"] == [38, 38]
+    # an arch inside a longer file path is still an arch
+    assert extract(["ptxas /tmp/mlir-nvptx64-nvidia-cuda-sm_90-ac1dae.ptx, line 5; error"])["arch"] == "9.0"
 
 
 def test_a_lambda_is_no_kernel_name():
     got = extract(["IndexKernel.cu:92: void operator()(int) [with T = float]: block: [0,0,0], thread: [0,0,0] failed."])
     assert "kernel" not in got
+    assert "function" not in extract(["  what():  CUDA error: an illegal memory access was encountered"])
 
 
 def test_chain_lines_add_only_kinds_the_root_did_not_say():
