@@ -127,8 +127,29 @@ def _log_rules(family: str | None):
             for r, _ in chosen:
                 rset.Add("(?m)" + r.pattern)
             rset.Compile()
-        _log_by_family[family] = ([(rx, r.twins) for r, rx in chosen], rset)
+        _log_by_family[family] = ([(rx, r.twins) for r, rx in chosen], rset, _gate([r.pattern for r, _ in chosen]))
     return _log_by_family[family]
+
+
+def _gate(patterns: list[str]):
+    """A regex of the literals of which every match of some pattern holds one, or None when a pattern
+    has none: a window holding none of them is not read (one literal pass costs far less than the
+    Set's pass over a window of 150 lines)."""
+    from signatures.literals import BOUNDARY, required_literals
+
+    out, icase = set(), False
+    for p in patterns:
+        req = required_literals(p)
+        if req is None:
+            return None
+        lits, ic = req
+        icase = icase or ic
+        out |= {lit.strip(BOUNDARY) for lit in lits}
+    if not out:
+        return None
+    import re2
+
+    return re2.compile(("(?i)" if icase else "") + "|".join(re2.escape(lit) for lit in sorted(out)))
 
 
 def _value(name: str, text: str):
@@ -188,20 +209,19 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
     joined = "\n".join(lines)
     hits = []
     for i, rx in enumerate(_candidates(scope, joined) if joined else ()):
+        index = _group_index(rx)
         for m in rx.finditer(joined):
-            index = rx.groupindex
-            spans = {name: m.span(index[name]) for name, raw in m.groupdict().items() if raw is not None}
-            hits.append((m.start(), i, m.groupdict(), spans))
+            groups = m.groupdict()
+            hits.append((m.start(), i, [(name, raw, m.span(index[name])) for name, raw in groups.items()
+                                        if raw is not None]))
     hits.sort(key=lambda h: (h[0], h[1]))
-    taken: list = []            # (start, end, name) of every group read so far
-    for _, _, groups, spans in hits:
-        for name, raw in groups.items():
-            if raw is None:
+    taken: list = []            # (start, end, kind of name) of every group read so far
+    for _, _, groups in hits:
+        for name, raw, (start, end) in groups:
+            base = name.split("_")[0]
+            if _clashes(taken, start, end, base):
                 continue
-            start, end = spans[name]
-            if any(_same_text(start, end, s, e) and n.split("_")[0] != name.split("_")[0] for s, e, n in taken):
-                continue
-            taken.append((start, end, name))
+            taken.append((start, end, base))
             if not (only_new_names and name in known):
                 _add(found, known, values, name, _value(name, raw))
     for name, value in list(known.items()) + list(found.items()):
@@ -214,11 +234,26 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
     return found
 
 
-def _same_text(a0: int, a1: int, b0: int, b1: int) -> bool:
-    """Two spans that are mostly the same text ('0,0,0' in '[0,0,0]'), not one inside a longer other
-    (the sm_90 inside a file path is still an arch)."""
-    overlap = min(a1, b1) - max(a0, b0)
-    return overlap > 0 and 2 * overlap >= a1 - a0 and 2 * overlap >= b1 - b0
+_GROUP_INDEX: dict = {}
+
+
+def _group_index(rx) -> dict:
+    """{group name: number} of a compiled rule (re2 builds the mapping anew on each access)."""
+    index = _GROUP_INDEX.get(id(rx))
+    if index is None:
+        index = _GROUP_INDEX[id(rx)] = dict(rx.groupindex)
+    return index
+
+
+def _clashes(taken: list, start: int, end: int, base: str) -> bool:
+    """Did a group of another kind of name read mostly the same text ('0,0,0' in '[0,0,0]')? One inside
+    a much longer other does not clash (the sm_90 inside a file path is still an arch)."""
+    for s0, e0, b0 in taken:
+        if s0 < end and start < e0 and b0 != base:
+            overlap = min(end, e0) - max(start, s0)
+            if 2 * overlap >= end - start and 2 * overlap >= e0 - s0:
+                return True
+    return False
 
 
 def extract(lines: list[str], known: dict | None = None) -> dict:
@@ -237,12 +272,14 @@ def extract_log(lines: list[str], known: dict | None = None, root_line: int | No
     """The whole-log facts (scope = "log") of a failing log of `family`, for names no failure line
     gave: read in the LOG_BEFORE lines before the root and LOG_AFTER after it (all of `lines` without
     a root), one Set pass over that window first, so a log none of them can match costs one scan."""
-    rules, rset = _log_rules(family)
+    rules, rset, gate = _log_rules(family)
     if not rules:
         return {}
     if root_line is not None:
         lines = lines[max(0, root_line - LOG_BEFORE): root_line + LOG_AFTER]
     text = "\n".join(lines[:LOG_MAX_LINES])
+    if gate is not None and not gate.search(text):
+        return {}
     hit = rset.Match(text) if text else None
     if not hit:
         return {}
@@ -315,9 +352,9 @@ def _frame_rx():
         import re2
 
         # Python's frames; rich's boxed ("│ /x/linear.py:134 in forward │") and IPython's ("File /x.py:126, in f")
-        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?|'
-                                r'^\s*\x{2502}\s*([^\s\x{2502}"]+\.py):(\d+)\b(?: in ([\w<>.]+))?|'
-                                r'^\s*File ([^\s"]+\.py):(\d+), in ([\w<>.]+)')
+        _PY_FRAME = (re2.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?'),
+                     re2.compile(r'^\s*\x{2502}\s*([^\s\x{2502}"]+\.py):(\d+)\b(?: in ([\w<>.]+))?|'
+                                 r'^\s*File ([^\s"]+\.py):(\d+), in ([\w<>.]+)'))
         # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
         _JL_FRAME = re2.compile(r'^\s*@ (?:(\w+) )?(\S+\.jl):(\d+)')
     return _PY_FRAME, _JL_FRAME
@@ -356,12 +393,12 @@ def _function_of(frame) -> dict:
 def source_location(lines: list[str], root_line: int) -> dict:
     """`source` (and `raised_at`) from the stack above the root (Python: innermost last) or, when the
     root has none, the Julia stack trace below it (innermost first, Base and Core skipped)."""
-    py, jl = _frame_rx()
+    _, jl = _frame_rx()
 
     def python_frames():          # innermost first: upwards from the root
         for text in reversed(lines[max(0, root_line - 400): root_line]):
             if "File " in text or "\u2502" in text:
-                m = py.search(text)
+                m = _py_frame(text)
                 if m:
                     yield _file_and_line(m)
 
@@ -377,8 +414,17 @@ def source_location(lines: list[str], root_line: int) -> dict:
 
 def frames_from_hints(frame_texts: list[str]) -> dict:
     """The same choice over the traceback frames a big log's scan kept (innermost last)."""
-    py, _ = _frame_rx()
-    return _pick(_file_and_line(m) for t in reversed(frame_texts) for m in [py.search(t)] if m)
+    return _pick(_file_and_line(m) for t in reversed(frame_texts) for m in [_py_frame(t)] if m)
+
+
+def _py_frame(text: str):
+    """A Python traceback frame line, in Python's own form or rich's box / IPython's (the literal test
+    first: most lines are none of them)."""
+    if 'File "' in text:
+        return _frame_rx()[0][0].search(text)
+    if "File " in text or "\u2502" in text:
+        return _frame_rx()[0][1].search(text)
+    return None
 
 
 def _file_and_line(m) -> tuple:
@@ -395,7 +441,6 @@ def launch_site(lines: list[str], root_line: int) -> dict:
     Triton/Numba form `kernel[grid](args)` (`fn[(n, 1)](...)`, `k[grid](...)`; a list indexed and
     called, `layers[i](x)`, is no launch): `kernel` and `launch_site` (file:line)."""
     global _LAUNCH
-    py, _ = _frame_rx()
     if _LAUNCH is None:
         import re2
 
@@ -403,11 +448,11 @@ def launch_site(lines: list[str], root_line: int) -> dict:
                               r'\[(?:[^\]\n]*[,(][^\]\n]*|\w*grid\w*)\]\s*\(')
     start = max(0, root_line - 400)
     for i in range(min(root_line, len(lines)) - 2, start - 1, -1):
-        text = lines[i]
-        if "File " not in text:
+        code = lines[i + 1]
+        if "](" not in code and "] (" not in code:       # no launch on the code line: no frame to read
             continue
-        m = py.search(text)
-        launch = _LAUNCH.search(lines[i + 1]) if m else None
+        m = _py_frame(lines[i])
+        launch = _LAUNCH.search(code) if m else None
         if launch:
             file, line, _ = _file_and_line(m)
             return {"kernel": launch["kernel"], "launch_site": f"{file}:{line}"}
