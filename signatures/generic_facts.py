@@ -421,16 +421,16 @@ def _py_frame(text: str):
     """A Python traceback frame line, in Python's own form or rich's box / IPython's (the literal test
     first: most lines are none of them)."""
     if 'File "' in text:
-        return _frame_rx()[0][0].search(text)
+        return (_PY_FRAME or _frame_rx()[0])[0].search(text)
     if "File " in text or "\u2502" in text:
-        return _frame_rx()[0][1].search(text)
+        return (_PY_FRAME or _frame_rx()[0])[1].search(text)
     return None
 
 
 def _file_and_line(m) -> tuple:
     """(file, line, function or None) of a frame match, whichever of the frame forms matched."""
-    groups = m.groups()
-    return next((groups[i], groups[i + 1], groups[i + 2]) for i in range(0, len(groups), 3) if groups[i] is not None)
+    g = m.groups()
+    return g if len(g) == 3 else (g[0:3] if g[0] is not None else g[3:6])
 
 
 _LAUNCH = None
