@@ -27,8 +27,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g25-004": "family missed (none): a function named in prose in backticks (`cuda_gridsize`) is not read",
          "g25-029": "the tool's root is the later init.cu line 13: the first NCCL WARN line's net_ib.cu:788 is a twin of the "
                     "file_line the root gave, and chain lines add only kinds the root's lines did not say",
-         "g25-036": "the tool's root is the 'GPU reset begin!' line 5 of another GPU (0000:dd:00.0); line 1's address is not read",
-         "g25-037": "the tool's root is the 'GPU reset begin!' line 3: the ring on line 1, before it, is not read",
          "g25-043": "family missed (none): the device and arch of a prose sentence are not read",
          "g26-004": "the tool's root is the later 'unhandled system error' line 6; the NCCL WARN line 1 before it is not read",
          "g26-013": "family missed (none): 'ImportError:libcudart.so.9.0' with no space after the colon is not read",
