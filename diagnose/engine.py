@@ -17,7 +17,7 @@ from diagnose.model import ChainLink, Diagnosis, Line
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
-from signatures.evidence import FAILURE_KINDS
+from signatures.evidence import FAILURE_KINDS, excused
 from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
@@ -28,7 +28,7 @@ FAILURE_HINTS = FAILURE_KINDS
 SUMMARY_REACH = 5
 MAX_FACT_LINES = 10   # lines of the same failure read for generic facts, besides the root
 HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "status": 4, "report": 5, "level": 6, "exit": 7,
-              "traceback": 8, "frame": 9}
+              "convention": 8, "lexicon": 9, "traceback": 10, "frame": 11}
 CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
 _confidence_table: dict | None = None
 
@@ -123,7 +123,7 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             # at any log level
             near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
             after = n > root.line and kind == "consequence"
-            if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback")
+            if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
                                                       and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
@@ -316,8 +316,12 @@ _QUOTED_LEVEL = None
 def _counts(kind: str, text: str) -> bool:
     """Does a generic failure line count as evidence of a failure? Not when it was logged at warning or
     info level (a handled failure, a retry), except a checker's `report` at info level: a NaN loss or a
-    failing test is printed by the training loop or harness on its ordinary (info) channel."""
+    failing test is printed by the training loop or harness on its ordinary (info) channel. A `convention`
+    line counts at any level (NCCL logs its failures as WARN); a `lexicon` line (a bare failure word)
+    only with no level tag and no benign context (signatures/evidence.toml [[excuse]])."""
     global _QUOTED_LEVEL
+    if kind == "convention":
+        return True          # a failure its framework logs below error level by convention (NCCL WARN)
     level = line_level(text)
     if level is None:
         if _QUOTED_LEVEL is None:
@@ -326,6 +330,8 @@ def _counts(kind: str, text: str) -> bool:
             _QUOTED_LEVEL = re2.compile(r"^[\s`>*#\"']{1,6}(?:WARNING|WARN|Warning|INFO|DEBUG)\b")
         if _QUOTED_LEVEL.search(text):
             level = "warning"
+    if kind == "lexicon":
+        return level is None and not excused(text)
     return level is None or (kind == "report" and level == "info")
 
 
