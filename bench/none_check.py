@@ -11,6 +11,12 @@
    on a wording no signature has seen; a negative not `none` there is a false alarm of the rule.
 3. The before-records' wrong `none` answers (family != none, got == none) and what each log's
    failure evidence is now, with no signature but the benign ones.
+4. A batch of evidence entries (`since = BATCH` in signatures/evidence.toml; `--batch`, default the
+   newest) measured on the before-records: each round's recorded `none` answers re-decided by the rule
+   alone with and without the batch (a recorded `none` stays `none` unless the rule now sees failure
+   evidence; it is then right only when the rule's family guess is the label), so the effect on `none`
+   precision and on accuracy is what the batch would have done to the tool of each round's day; then
+   each entry of the batch left out in turn (what it alone keeps out of `none`), and every labelled set.
 """
 from __future__ import annotations
 
@@ -109,7 +115,98 @@ def main() -> int:
         root = f"line {d.root.line}: {d.root.text[:70]}" if d.root else "no failure line"
         print(f"  {p.stem} ({r['family']}, recorded none {r['confidence']}): now {d.family} "
               f"{d.confidence:.2f} [{', '.join(evidence) or 'no failure evidence'}] {root}")
+    batch(rows, before)
     return 0
+
+
+def _matcher_without(skip: set[str]):
+    """A matcher of the benign signatures only, its evidence table less the entries whose pattern is in `skip`."""
+    import signatures.matcher as matcher_module
+    from signatures.loader import load_all
+
+    kept = [(k, p) for k, p in matcher_module.HINTS if p not in skip]
+    saved, matcher_module.HINTS = matcher_module.HINTS, kept
+    try:
+        return matcher_module.Matcher([s for s in load_all() if s.role == "benign"])
+    finally:
+        matcher_module.HINTS = saved
+
+
+def _rescore(before: dict, answer: dict) -> dict:
+    """Per round: the recorded answers with each recorded `none` replaced by `answer` (the rule alone)."""
+    out: dict = {}
+    for rid, r in before.items():
+        rnd = rid.split("-")[0]
+        got = answer.get(rid, "none") if r["got"] == "none" else r["got"]
+        o = out.setdefault(rnd, {"n": 0, "right": 0, "said": 0, "said_right": 0})
+        o["n"] += 1
+        o["right"] += got == r["family"]
+        o["said"] += got == "none"
+        o["said_right"] += got == "none" and r["family"] == "none"
+    return out
+
+
+def _line(label: str, score: dict, rounds: list[str]) -> str:
+    n = sum(score[r]["n"] for r in rounds)
+    right = sum(score[r]["right"] for r in rounds)
+    said = sum(score[r]["said"] for r in rounds)
+    ok = sum(score[r]["said_right"] for r in rounds)
+    return (f"    {label:34} accuracy {right}/{n} = {right / max(1, n):.3f}   'none' precision "
+            f"{ok}/{said} = {ok / max(1, said):.3f}")
+
+
+def batch(rows, before, name: str | None = None) -> None:
+    from diagnose.engine import diagnose_file
+    from signatures.evidence import load
+
+    table = load()
+    name = name or max((e.since for e in table if e.since), default="")
+    entries = [e for e in table if e.since == name]
+    print(f"\n== 4. the evidence batch since = {name!r} ({len(entries)} entries), on the before-records")
+    if not entries:
+        return
+    paths = {p.stem: p for _, p, _ in rows}
+    recorded_none = [rid for rid, r in before.items() if r["got"] == "none" and rid in paths]
+    every = {e.pattern for e in entries}
+
+    def answers(skip: set[str], ids) -> dict:
+        m = _matcher_without(skip)
+        return {rid: diagnose_file(paths[rid], matcher=m).family for rid in ids}
+
+    without = answers(every, recorded_none)
+    with_all = answers(set(), recorded_none)
+    rounds = sorted({rid.split("-")[0] for rid in before}, key=lambda r: int(r[1:]))
+    as_recorded = _rescore(before, {})
+    s_without, s_with = _rescore(before, without), _rescore(before, with_all)
+    held = [r for r in rounds if int(r[1:]) >= 26]
+    groups = [(f"{rounds[0]}-{rounds[-1]}", rounds)] + [(r, [r]) for r in rounds]
+    if held:
+        design = [r for r in rounds if r not in held]
+        groups.insert(1, (f"{design[0]}-{design[-1]} (designed on)", design))
+        groups.insert(2, (f"{held[0]}-{held[-1]} (seen only after)", held))
+    for label, rs in groups:
+        print(f"  {label}")
+        print(_line("as recorded", as_recorded, rs))
+        print(_line("+ the rule alone, without the batch", s_without, rs))
+        print(_line("+ the rule alone, with the batch", s_with, rs))
+    moved = [rid for rid in recorded_none if without[rid] == "none" and with_all[rid] != "none"]
+    print("  recorded `none` answers the batch moves (label -> the rule's answer now):")
+    for rid in moved:
+        mark = "right" if with_all[rid] == before[rid]["family"] else "WRONG"
+        print(f"    {rid:8} {before[rid]['family']:24} -> {with_all[rid]:24} {mark}")
+
+    print("  each entry left out: the before-records' recorded `none` logs and the labelled sets it keeps "
+          "out of `none` alone")
+    ids = [p.stem for _, p, _ in rows]
+    fam = {p.stem: f for _, p, f in rows}
+    full = answers(set(), ids)
+    for e in entries:
+        out = answers({e.pattern}, [i for i in ids if full[i] != "none"])
+        lost = [i for i, f in out.items() if f == "none"]
+        fail = sum(fam[i] != "none" for i in lost)
+        neg = sum(fam[i] == "none" for i in lost)
+        print(f"    {e.kind:10} {e.pattern[:48]:48} failing logs kept out of none {fail:3}, "
+              f"negatives {neg}  {' '.join(lost[:6])}")
 
 
 if __name__ == "__main__":

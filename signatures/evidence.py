@@ -24,6 +24,7 @@ class Evidence:
     docs: str
     match: tuple[str, ...]
     no_match: tuple[str, ...]
+    since: str = ""
 
 
 def load(path: Path = TABLE) -> list[Evidence]:
@@ -37,7 +38,8 @@ def load(path: Path = TABLE) -> list[Evidence]:
             raise ValueError(f"{where}: needs a 'pattern' string and 'docs'")
         if not row.get("match") or not row.get("no_match"):
             raise ValueError(f"{where}: needs 'match' and 'no_match' example lines")
-        out.append(Evidence(row["kind"], row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"])))
+        out.append(Evidence(row["kind"], row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]),
+                            row.get("since", "")))
     return out
 
 
