@@ -122,9 +122,10 @@ def main() -> int:
 def _matcher_without(skip: set[str]):
     """A matcher of the benign signatures only, its evidence table less the entries whose pattern is in `skip`."""
     import signatures.matcher as matcher_module
+    from signatures.evidence import hint_patterns, load
     from signatures.loader import load_all
 
-    kept = [(k, p) for k, p in matcher_module.HINTS if p not in skip]
+    kept = hint_patterns([e for e in load() if e.pattern not in skip])
     saved, matcher_module.HINTS = matcher_module.HINTS, kept
     try:
         return matcher_module.Matcher([s for s in load_all() if s.role == "benign"])
@@ -182,8 +183,8 @@ def batch(rows, before, name: str | None = None) -> None:
     groups = [(f"{rounds[0]}-{rounds[-1]}", rounds)] + [(r, [r]) for r in rounds]
     if held:
         design = [r for r in rounds if r not in held]
-        groups.insert(1, (f"{design[0]}-{design[-1]} (designed on)", design))
-        groups.insert(2, (f"{held[0]}-{held[-1]} (seen only after)", held))
+        groups.insert(1, (f"{design[0]}-{design[-1]}", design))
+        groups.insert(2, (f"{held[0]}-{held[-1]}", held))
     for label, rs in groups:
         print(f"  {label}")
         print(_line("as recorded", as_recorded, rs))
