@@ -1,6 +1,7 @@
 """Is `none` ("no failure: skip this task") right? Precision on every labelled set, and the rule measured alone.
 
     python -m bench.none_check           (make none-check)
+    python -m bench.none_check --write   also writes tests/fixtures/issues/none-held-out.tsv (section 4)
 
 1. `none` precision of the tool now on the labelled logs: the fixture rounds g1.., the shared dev
    set, the corpus; and on the before-records' logs (tests/fixtures/issues/before-*.tsv) re-run now.
@@ -115,7 +116,7 @@ def main() -> int:
         root = f"line {d.root.line}: {d.root.text[:70]}" if d.root else "no failure line"
         print(f"  {p.stem} ({r['family']}, recorded none {r['confidence']}): now {d.family} "
               f"{d.confidence:.2f} [{', '.join(evidence) or 'no failure evidence'}] {root}")
-    batch(rows, before)
+    batch(rows, before, write_held="--write" in sys.argv[1:])
     return 0
 
 
@@ -156,7 +157,10 @@ def _line(label: str, score: dict, rounds: list[str]) -> str:
             f"{ok}/{said} = {ok / max(1, said):.3f}")
 
 
-def batch(rows, before, name: str | None = None) -> None:
+HELD_OUT = ISSUES / "none-held-out.tsv"
+
+
+def batch(rows, before, name: str | None = None, write_held: bool = False) -> None:
     from diagnose.engine import diagnose_file
     from signatures.evidence import load
 
@@ -196,10 +200,45 @@ def batch(rows, before, name: str | None = None) -> None:
         mark = "right" if with_all[rid] == before[rid]["family"] else "WRONG"
         print(f"    {rid:8} {before[rid]['family']:24} -> {with_all[rid]:24} {mark}")
 
-    print("  each entry left out: the before-records' recorded `none` logs and the labelled sets it keeps "
-          "out of `none` alone")
+    # held out by round: round R is re-decided with only the entries that also keep a failing log of
+    # another set (another round, the dev set, the corpus) out of `none` on their own, i.e. the entries
+    # that other logs would have called for without R
     ids = [p.stem for _, p, _ in rows]
     fam = {p.stem: f for _, p, f in rows}
+    where = {p.stem: s for s, p, _ in rows}
+    base = answers(every, ids)
+    support = {}
+    for e in entries:
+        only = answers(every - {e.pattern}, [i for i in ids if base[i] == "none" and fam[i] != "none"])
+        support[e.pattern] = {where[i] for i, f in only.items() if f != "none"}
+    held: dict = {}
+    for rnd in rounds:
+        keep = {e.pattern for e in entries if support[e.pattern] - {rnd}}
+        ids_r = [rid for rid in recorded_none if rid.startswith(rnd + "-")]
+        got = answers(every - keep, ids_r) if keep != every else {i: with_all[i] for i in ids_r}
+        held.update({i: (without[i] if without[i] != "none" else got[i]) for i in ids_r})
+    s_held = _rescore(before, held)
+    if write_held:
+        with open(HELD_OUT, "w", newline="") as f:
+            f.write("# bench/none_check.py --write: each before-record's `none` answer re-decided by the generic\n"
+                    f"# evidence alone, held out by round (batch since = {name!r}); read by bench.calibration --evidence-now\n")
+            f.write("id\tgot\tkind\tright\n")
+            for rid in recorded_none:
+                got = held[rid]
+                kind = "none" if got == "none" else "unknown" if got == "unknown" else "fallback"
+                f.write(f"{rid}\t{got}\t{kind}\t{int(got == before[rid]['family'])}\n")
+        print(f"  wrote {HELD_OUT.relative_to(ROOT)}")
+    print("  held out by round (each round re-decided with the entries other sets' logs call for):")
+    for label, rs in groups[:3]:
+        print(_line(f"{label}, held out", s_held, rs))
+    alone_entries = [e for e in entries if len(support[e.pattern]) <= 1]
+    if alone_entries:
+        print("  entries that keep one set's logs out of `none` and no other's:")
+        for e in alone_entries:
+            print(f"    {e.kind:10} {e.pattern[:60]:60} {' '.join(sorted(support[e.pattern])) or '-'}")
+
+    print("  each entry left out: the before-records' recorded `none` logs and the labelled sets it keeps "
+          "out of `none` alone")
     full = answers(set(), ids)
     for e in entries:
         out = answers({e.pattern}, [i for i in ids if full[i] != "none"])
