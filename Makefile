@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: origin demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration none-check rounds facts-recall bench-advice bench-numerics env-doc
+.PHONY: origin origin-numerics demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration none-check rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ rounds: $(VENV)/.base
 # origin and root-line accuracy over every labelled round (g1 on) and the corpus's origins
 origin: $(VENV)/.base
 	$(PY) -m bench.rounds origin
+
+# the float32-comparison origin rule on real torch.testing messages of rounding and of logic bugs (needs torch)
+origin-numerics: $(VENV)/.base
+	$(PY) -m bench.origin_numerics
 
 ablation: $(VENV)/.base
 	$(PY) -m bench.fallback_ablation

@@ -16,6 +16,8 @@ from diagnose.advice.origin import origin_rules
 from diagnose.engine import diagnose_text
 
 RULES = {r.id: r for r in advice.default_rules()[0]}
+_ASSERT = ('Traceback (most recent call last):\n  File "check.py", line 9, in <module>\n'
+           "    torch.testing.assert_close(out, ref)\nAssertionError: ")
 
 CASES = [
     # compile errors: the source, the toolchain, a hardware budget
@@ -57,6 +59,60 @@ CASES = [
      "origin.error-far-beyond-the-references-own"),
     ("error-near-the-reference", "E       AssertionError: assert 0.00244140625 <= ((2 * 0.0009765625) + 1e-05)\n",
      "numerics", None),
+    # float32 tolerances: every element off by 10-100 % of itself vs rounding's pictures (torch 2.13's and
+    # numpy 2's own messages, produced by bench/origin_numerics.py's cases: a softmax mask lane leaking,
+    # a TF32-rounded matmul)
+    ("float32-every-element-off", _ASSERT + "Tensor-likes are not close!\n\nMismatched elements: 800 / 800 (100.0%)\n"
+     "Greatest absolute difference: 0.023482829332351685 at index (5, 38) (up to 1e-05 allowed)\n"
+     "Greatest relative difference: 0.1727038323879242 at index (1, 13) (up to 1.3e-06 allowed)\n",
+     "kernel-logic", "origin.float32-comparison-off-beyond-reduced-precision"),
+    ("numpy-every-element-off", 'Traceback (most recent call last):\n  File "check.py", line 9, in <module>\n'
+     "    np.testing.assert_allclose(out, ref)\nAssertionError: \nNot equal to tolerance rtol=1e-07, atol=0\n\n"
+     "Mismatched elements: 800 / 800 (100%)\nFirst 5 mismatches are at indices:\n"
+     " [0, 0]: 0.001410931465215981 (ACTUAL), 0.001606598380021751 (DESIRED)\n"
+     "Max absolute difference among violations: 0.02348283\nMax relative difference among violations: 0.17270383\n",
+     "kernel-logic", "origin.float32-comparison-off-beyond-reduced-precision"),
+    ("numpy1-every-element-off", 'Traceback (most recent call last):\n  File "check.py", line 9, in <module>\n'
+     "    np.testing.assert_allclose(out, ref)\nAssertionError: \nNot equal to tolerance rtol=1e-07, atol=0\n\n"
+     "Mismatched elements: 800 / 800 (100%)\nMax absolute difference: 0.02348283\nMax relative difference: 0.17270383\n"
+     " x: array([[0.001411, 0.001374, 0.003386, ..., 0.008478, 0.003044, 0.00146 ],\n",
+     "kernel-logic", "origin.float32-comparison-off-beyond-reduced-precision"),
+    ("tf32-matmul-some-elements-pass", _ASSERT + "Tensor-likes are not close!\n\nMismatched elements: 4067 / 4096 "
+     "(99.3%)\nGreatest absolute difference: 0.0115509033203125 at index (0, 46) (up to 1e-05 allowed)\n"
+     "Greatest relative difference: 0.359624445438385 at index (30, 18) (up to 1.3e-06 allowed)\n", "numerics", None),
+    ("bf16-named-every-element-off", 'Traceback (most recent call last):\n  File "check.py", line 9, in <module>\n'
+     "    torch.testing.assert_close(out.float(), ref)  # out = kernel(x.bfloat16())\n"
+     "AssertionError: Tensor-likes are not close!\n\nMismatched elements: 800 / 800 (100.0%)\n"
+     "Greatest absolute difference: 0.023482829332351685 at index (5, 38) (up to 1e-05 allowed)\n"
+     "Greatest relative difference: 0.1727038323879242 at index (1, 13) (up to 1.3e-06 allowed)\n", "numerics", None),
+    ("exact-compare-nothing-off", "AssertionError: Tensor-likes are not equal!\n\nMismatched elements: 0 / 8000 (0.0%)\n"
+     "Greatest absolute difference: 0 at index (0,)\nGreatest relative difference: 0.0 at index (0,)\n", "numerics", None),
+    ("exact-compare-values-off", "AssertionError: Tensor-likes are not equal!\n\nMismatched elements: 16 / 16 (100.0%)\n"
+     "Greatest absolute difference: 274 at index (11,)\nGreatest relative difference: 0.94 at index (11,)\n",
+     "kernel-logic", "origin.mismatch-beyond-rounding"),
+    # a gloo peer that never answers: ranks started on this host by the program vs a bare timeout
+    ("gloo-peer-on-one-host", "torch.multiprocessing.spawn.ProcessRaisedException:\n\n-- Process 0 terminated with the "
+     'following error:\nTraceback (most recent call last):\n  File "<site-packages>/torch/multiprocessing/spawn.py", '
+     'line 87, in _wrap\n    fn(i, *args)\n  File "train.py", line 16, in worker\n    dist.all_reduce(grad)\n'
+     "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out "
+     "waiting 5000ms for recv operation to complete\n", "kernel-logic", "origin.gloo-peer-wait-on-one-host"),
+    # a view of a whole multiple of its input (a dimension of another size) vs a remainder (the code's own sum)
+    ("view-of-a-quarter-of-its-shape", 'Traceback (most recent call last):\n  File "patch.py", line 42, in forward\n'
+     "    q = q.view(bsz, q_len, self.num_heads, self.head_dim)\nRuntimeError: shape '[16, 2048, 32, 128]' is invalid "
+     "for input of size 33554432\n", "runtime-assumption", "origin.view-of-a-whole-multiple-of-its-input"),
+    ("view-off-by-a-remainder", 'Traceback (most recent call last):\n  File "reshape_size.py", line 5, in <module>\n'
+     "    y = x.view(2, 3, 16, 16)\nRuntimeError: shape '[2, 3, 16, 16]' is invalid for input of size 1176\n",
+     "kernel-logic", None),
+    # the operating system's GPU driver: a hang it reset (the stack) vs a reset that failed (the device)
+    ("gpu-driver-reset-a-hung-job", "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring comp_1.0.0 timeout, signaled "
+     "seq=812, emitted seq=813\namdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n", "environment",
+     "origin.gpu-driver-hang-detection"),
+    ("gpu-reset-failed", "[drm] stuck on render ring\n[drm] GPU HANG: ecode 9:0:0x85dffffb, reason: Ring hung, action: "
+     "reset\n[drm:i915_reset] *ERROR* render ring: reset request timeout\ndrm/i915: Resetting chip after gpu hang\n"
+     "[drm:i915_reset] *ERROR* Failed to reset chip: -5\n", "hardware",
+     "origin.gpu-reset-failed-after-a-hang"),
+    ("gloo-timeout-alone", "[/opt/conda/conda-bld/pytorch/work/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
+     "Timed out waiting 30000ms for recv operation to complete\n", "runtime-assumption", None),
 ]
 
 

@@ -28,7 +28,7 @@ _CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE:
         ast.Eq: operator.eq, ast.NotEq: operator.ne,
         ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 _FUNCS = {"min": min, "max": max, "abs": abs, "ceil": math.ceil, "floor": math.floor, "log2": math.log2,
-          "round": round, "len": len, "int": int, "float": float, "str": str, "lower": lambda s: str(s).lower()}
+          "round": round, "len": len, "prod": math.prod, "int": int, "float": float, "str": str, "lower": lambda s: str(s).lower()}
 _LAZY = {"first", "known"}       # take unevaluated arguments: a missing one is not an error
 EXTRA = {"seen", "grab", "newest_cuda", "wheel"}   # supplied by the caller (diagnose.advice)
 
