@@ -79,6 +79,28 @@ def excused(text: str) -> bool:
     return _EXCUSE.search(text) is not None
 
 
-def hint_patterns() -> list[tuple[str, str]]:
-    """(kind, pattern) pairs, in table order, for the matcher."""
-    return [(e.kind, e.pattern) for e in load()]
+# kinds whose entries the matcher scans as one alternation: their words are common ("failed", "ERROR"),
+# so each entry on its own would wake a second-phase scan of most chunks; one pattern wakes one
+JOINED_KINDS = ("lexicon",)
+
+
+def _group(pattern: str) -> str:
+    """The pattern as a group that keeps its leading inline flags to itself: (?i)x -> (?i:x)."""
+    if pattern.startswith("(?i)"):
+        return f"(?i:{pattern[4:]})"
+    return f"(?:{pattern})"
+
+
+def hint_patterns(entries: list[Evidence] | None = None) -> list[tuple[str, str]]:
+    """(kind, pattern) pairs, in table order, for the matcher; the entries of a JOINED_KINDS kind as one
+    alternation, where the first of them stood."""
+    entries = load() if entries is None else entries
+    out: list[tuple[str, str]] = []
+    for kind in JOINED_KINDS:
+        joined = [e.pattern for e in entries if e.kind == kind]
+        if joined:
+            at = next(i for i, e in enumerate(entries) if e.kind == kind)
+            entries = [e for e in entries[:at] if e.kind != kind] + [Evidence(kind, "|".join(map(_group, joined)), "", (), ())] \
+                + [e for e in entries[at:] if e.kind != kind]
+    out += [(e.kind, e.pattern) for e in entries]
+    return out
