@@ -14,10 +14,12 @@ from pathlib import Path
 
 from diagnose.inputs import unreadable
 from diagnose.model import ChainLink, Diagnosis, Line
+from diagnose.rootline import cause_before, exception_after, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
 from signatures.evidence import FAILURE_KINDS, excused
+from signatures.taxonomy import EXPLAINS_ALL
 from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
@@ -73,20 +75,25 @@ def _rank(m: Match):
     return (-m.signature.priority, m.line)
 
 
-def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink]:
+def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> list[ChainLink]:
     """The cascade, root first. Every failure line after the root that the root explains is a
     `symptom` (a CUBLAS error on the poisoned context, a watchdog abort, a Python exception at an
     unrelated line, a generic error line no signature knows, a shutdown or cancelled work), and so is
     the framework's exception reporting a root that is not itself an exception line (wherever it
     stands), so a reviewer sees what to discount."""
     seen, links = set(), []
-    ordered = ([root] if root else []) + sorted((m for m in matches if m is not root), key=lambda m: m.line)
+    # on one line a named failure (hard) speaks for it before a bare code or frame (support)
+    ordered = ([root] if root else []) + sorted((m for m in matches if m is not root),
+                                                key=lambda m: (m.line, m.signature.tier != "hard"))
+    # a root of a family that explains the whole log (the device failed: signatures.taxonomy)
+    explains_all = root is not None and root.signature.family in EXPLAINS_ALL
     # lines where an exception was raised: when the root is not one (a kernel's assertion, a
     # sanitizer report, an NCCL WARN line), an exception of its family elsewhere is the framework
     # reporting the root again, wherever the paste put it
     raised = {n for kind, n, _ in hints if kind == "exception"}
     reraised = root is not None and root.line not in raised
     frames = _frame_lines(hints)
+    reports = {n for kind, n, _ in hints if kind in ("status", "exception")}
     for m in ordered:
         key = (m.line, m.signature.family)
         if key in seen or (m is not root and _passed_through(m, frames)):
@@ -98,12 +105,19 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
             role = "demoted"
         elif m.signature.role == "benign":
             role = "benign"
-        elif (reraised and m.signature.family == root.signature.family and m.line in raised
-              and m.signature is not root.signature):
-            role = "symptom"         # the framework's exception for the root (RuntimeError: ... device-side assert)
-        elif (root is not None and m.signature.family == root.signature.family and m.signature.role != "symptom"
+        elif reraised and m.signature.family == root.signature.family and m.line in raised:
+            # the framework's exception for the root (RuntimeError: ... device-side assert), also when
+            # the root's own signature knows the exception's wording (ResourceExhaustedError: OOM ...)
+            role = "symptom"
+        elif explains_all:
+            role = "symptom"         # the device failed: every other failure line, before or after, follows from it
+        elif (root is not None and m.signature.family == root.signature.family and m.line < root.line and m.line in reports
+              and m.signature.priority < root.signature.priority and m.signature is not root.signature):
+            role = "symptom"         # the runtime's error report of the failure, printed before its own message
+        elif (root is not None and m.signature.family == root.signature.family
+              and (m.signature.role not in ("symptom", "wrapper") or _is_frame(m, frames))
               and (m.line < root.line or m.signature is root.signature)):
-            role = "detail"          # another line of the root's own family adds detail
+            role = "detail"          # another line of the root's own family adds detail (a frame: where it passed)
         elif root is not None and m.signature.family == root.signature.family:
             role = "symptom"         # the same failure reported again by another layer, after the root
         elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
@@ -128,11 +142,37 @@ def _chain(root: Match | None, matches: list[Match], hints=()) -> list[ChainLink
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
         links = links[:1] + sorted(links[1:], key=lambda link: link.line)
+        if cause is not None:
+            # the cause before a terminator root is the root line; the terminator one of its symptoms
+            line, text, sid = cause
+            rest = [link for link in links[1:] if link.line != line]
+            links = ([ChainLink(line, root.signature.family, sid, "root", text),
+                      ChainLink(root.line, root.signature.family, root.signature.id, "symptom", root.text)]
+                     + rest)
+            links = links[:1] + sorted(links[1:], key=lambda link: link.line)
+    return links[:50]
+
+
+def _unexplained_chain(root: Line, sid: str, hints) -> list[ChainLink]:
+    """The cascade of a failure no signature explains: its root line, and after it only the lines
+    that are consequences whatever the failure was (a terminator: an abort, an exit status, an error
+    count, a GPU reset; what the failure left behind: a shutdown, cancelled work)."""
+    links = [ChainLink(root.line, "unknown", sid, "root", root.text)]
+    taken = {root.line}
+    for kind, n, text in hints:
+        if n > root.line and n not in taken and (kind == "consequence" or terminator(text) is not None):
+            taken.add(n)
+            links.append(ChainLink(n, "unknown", f"evidence.{kind}", "symptom", text))
     return links[:50]
 
 
 def _frame_lines(hints) -> set[int]:
     return {n for kind, n, _ in hints if kind == "frame"}
+
+
+def _is_frame(m: Match, frames: set[int]) -> bool:
+    """A match on a traceback frame line (Python's, rich's box, IPython's form)."""
+    return m.line in frames or bool(_FRAME.search(m.text) or _RICH_FRAME.search(m.text))
 
 
 def _passed_through(m: Match, frames: set[int]) -> bool:
@@ -147,8 +187,8 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     benign = [m for m in active if m.signature.role == "benign"]
     failures = [m for m in active if m.signature.role != "benign"]
     if benign:
-        benign_lines = sorted(b.line for b in benign)
-        failures = [f for f in failures if not _excused(f.line, benign_lines)]
+        benign_lines, own_lines = _benign_lines(benign)
+        failures = [f for f in failures if not _excused(f.line, benign_lines, own_lines)]
 
     if not failures:
         return _no_signature(d, scan, matches, benign)
@@ -182,8 +222,11 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     facts.update(_generic_facts([root.text] + same, facts, scan.hints, root.line))
 
     d.family, d.origin, d.signature, d.title = sig.family, sig.origin, sig.id, sig.title
-    d.root = Line(root.line, root.text)
-    d.chain = _chain(root, matches, scan.hints)
+    # a terminator (an error count, an abort, an exit status) stands for the cause printed before it
+    cause = (cause_before(root.line, root.text, scan.hints, failures, sig.family)
+             or exception_after(root.line, root.text, scan.hints))
+    d.root = Line(cause[0], cause[1]) if cause else Line(root.line, root.text)
+    d.chain = _chain(root, matches, scan.hints, cause)
     d.facts = facts
     d.fact_text = _fact_texts(facts, [root.text] + same)
     d.fix = fill(sig.fix, facts, d.fact_text)
@@ -303,33 +346,32 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
                      "lines, not a recognised message: confirm it by reading the root line.")
 
 
-def _excused(line: int, benign_lines: list[int]) -> bool:
-    """A benign line at most BENIGN_REACH lines after `line`, or 5 before it (`benign_lines` sorted)."""
+def _benign_lines(benign: list[Match]) -> tuple[list[int], set[int]]:
+    """The lines of benign matches that excuse the failures around them (sorted), and those that
+    excuse only their own line (`reach = "line"`: an informational vendor code)."""
+    around = sorted(b.line for b in benign if b.signature.reach != "line")
+    return around, {b.line for b in benign if b.signature.reach == "line"}
+
+
+def _excused(line: int, benign_lines: list[int], own_lines: set[int] = frozenset()) -> bool:
+    """A benign line at most BENIGN_REACH lines after `line`, or 5 before it (`benign_lines` sorted),
+    or a benign match on `line` itself that excuses only its own line."""
+    if line in own_lines:
+        return True
     i = bisect.bisect_left(benign_lines, line - 5)
     return i < len(benign_lines) and benign_lines[i] <= line + BENIGN_REACH
 
 
-# a level tag behind an issue's quoting (`WARNING: ..., > INFO ...): the line was logged below error level
-_QUOTED_LEVEL = None
-
-
 def _counts(kind: str, text: str) -> bool:
     """Does a generic failure line count as evidence of a failure? Not when it was logged at warning or
-    info level (a handled failure, a retry), except a checker's `report` at info level: a NaN loss or a
+    info level (a handled failure, a retry; a level tag behind an issue's quoting counts too:
+    signatures.normalise.line_level), except a checker's `report` at info level: a NaN loss or a
     failing test is printed by the training loop or harness on its ordinary (info) channel. A `convention`
     line counts at any level (NCCL logs its failures as WARN); a `lexicon` line (a bare failure word)
     only with no level tag and no benign context (signatures/evidence.toml [[excuse]])."""
-    global _QUOTED_LEVEL
     if kind == "convention":
         return True          # a failure its framework logs below error level by convention (NCCL WARN)
     level = line_level(text)
-    if level is None:
-        if _QUOTED_LEVEL is None:
-            import re2
-
-            _QUOTED_LEVEL = re2.compile(r"^[\s`>*#\"']{1,6}(?:WARNING|WARN|Warning|INFO|DEBUG)\b")
-        if _QUOTED_LEVEL.search(text):
-            level = "warning"
     if kind == "lexicon":
         return level is None and not excused(text)
     return level is None or (kind == "report" and level == "info")
@@ -340,9 +382,9 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
     (an exception, an error or E/F-level line, an assertion, a fatal signal, a non-zero exit) that no
     benign signature excuses makes the log `unknown` (with a wording guess), never `none`."""
     # generic error lines around a handled fallback belong to it, like the failures it excuses
-    benign_lines = sorted(b.line for b in benign)
+    benign_lines, own_lines = _benign_lines(benign)
     hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and _counts(h[0], h[2])
-             and not _excused(h[1], benign_lines)]
+             and not _excused(h[1], benign_lines, own_lines)]
     d.chain = _chain(None, matches)
     if scan.error and not scan.bytes:
         binary = scan.error.startswith("binary")
@@ -360,7 +402,9 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         root = [h for h in hints if HINT_ORDER[h[0]] == best][-1]
         d.family, d.confidence = "unknown", confidence_of("unknown")
         d.title = "a failure no signature explains"
-        d.root = Line(root[1], root[2])
+        cause = cause_before(root[1], root[2], hints)
+        d.root = Line(cause[0], cause[1]) if cause else Line(root[1], root[2])
+        d.chain = _unexplained_chain(d.root, cause[2] if cause else f"evidence.{root[0]}", scan.hints)
         frames = [h for h in hints if h[0] == "frame"]
         shown = [h for h in hints if h[0] != "frame"] + frames[-1:]   # the innermost frame, not the whole stack
         d.evidence = [Line(n, t) for _, n, t in sorted(shown, key=lambda h: h[1])][-40:]
@@ -379,6 +423,12 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.evidence = [Line(m.line, m.text) for m in matches][:40]
         d.explanation = ("Every line that looks like a failure was logged at warning/info level or "
                          "was caught and handled (a fallback); the run itself did not fail.")
+        informational = [m for m in benign if m.signature.reach == "line"]
+        if informational and len(informational) == len(matches):
+            # only vendor codes their vendor calls informational (an Xid 63 row remap): say so
+            sig = informational[0].signature
+            d.title, d.explanation, d.fix = sig.title, sig.explanation, fill(sig.fix, informational[0].facts)
+            d.references = list(sig.references)
     elif progress:
         d.confidence = confidence_of("none-progress")
         d.title = "no failure found, and the log shows normal progress"

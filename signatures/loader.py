@@ -19,8 +19,9 @@ from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLE
 
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
-KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for"}
+KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for", "reach"}
 TIERS = ("hard", "support")
+REACHES = ("around", "line")
 # data the generated signatures are made of (the code tables, and the fallback's fix texts they reuse)
 _TABLES = (Path(__file__).parent / "codes.toml", Path(__file__).parent / "fallback.toml")
 MAX_PATTERN_LEN = 2000
@@ -112,6 +113,8 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         raise SignatureError(f"{_where(path, sig_id)}: role must be one of {', '.join(ROLES)}, not {raw['role']!r}")
     if raw.get("tier", "hard") not in TIERS:
         raise SignatureError(f"{_where(path, sig_id)}: tier must be one of {', '.join(TIERS)}, not {raw['tier']!r}")
+    if raw.get("reach", "around") not in REACHES or ("reach" in raw and raw["role"] != "benign"):
+        raise SignatureError(f"{_where(path, sig_id)}: reach is for benign signatures: one of {', '.join(REACHES)}")
     if not isinstance(raw["priority"], int) or not 0 <= raw["priority"] <= 100:
         raise SignatureError(f"{_where(path, sig_id)}: priority must be an integer 0..100")
     patterns = _as_tuple(raw["patterns"], path, sig_id, "patterns")
@@ -160,7 +163,7 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         examples=tuple(examples),
         counterexamples=no_match,
         in_warnings=bool(raw.get("in_warnings", False)), file=str(path), tier=raw.get("tier", "hard"),
-        fix_for=fix_for, next_step_for=next_step_for,
+        reach=raw.get("reach", "around"), fix_for=fix_for, next_step_for=next_step_for,
     )
 
 

@@ -33,6 +33,9 @@ class Signature:
     # evidence tier: `hard` names the failure; `support` points at a family without naming the
     # failure (a traceback frame in an autotuner, a status code): used only when no hard root is found
     tier: str = "hard"
+    # what a benign signature excuses: `around` (the failures logged just before it: a fallback's
+    # caught exception) or `line` (its own line only: an informational vendor code like Xid 63)
+    reach: str = "around"
 
 
 @dataclass

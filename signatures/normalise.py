@@ -59,6 +59,9 @@ def _level(named: bool) -> bytes:
 
 
 _LEVEL = re2.compile(_level(named=True))
+# a level tag behind an issue's quoting or a list bullet (`WARNING: ...`, > INFO ..., * Warning ...):
+# the line was quoted from a log that had logged it below error level
+_QUOTED_LEVEL = re2.compile(rb"^[\s`>*#\"']{1,6}(WARNING|WARN|Warning|INFO|DEBUG)\b")
 _WARNING_TEXT = re2.compile(rb"\b\w*Warning: |\bwarnings\.warn\(")
 # Without captures re2 answers from its DFA (captures cost 5-10x): one anchored match says whether a
 # line has a level tag and where the tag ends; the bytes before that end say which tag it was.
@@ -107,6 +110,9 @@ def line_level(line: str) -> str | None:
         return "info" if _tag(raw[:end]) in (b"I", b"INFO", b"DEBUG") else "warning"
     if _warning_end(raw) >= 0:
         return "warning"
+    end = _quoted_end(raw)
+    if end >= 0:
+        return "info" if raw[:end].endswith((b"INFO", b"DEBUG")) else "warning"
     return None
 
 
@@ -114,6 +120,7 @@ def line_level(line: str) -> str | None:
 _prefix_end = re2direct.end(_PREFIX, anchored=True)
 _level_end = re2direct.end(_LEVEL_SPAN, anchored=True)
 _warning_end = re2direct.end(_WARNING_TEXT)
+_quoted_end = re2direct.end(_QUOTED_LEVEL, anchored=True)
 
 
 # One terminal escaper for the project; it lives with the other output escapers (findings/render.py).

@@ -38,6 +38,11 @@ ORIGINS: dict[str, str] = {
 #   benign   says the failure around it was caught and handled (fallbacks): the log reads as `none`
 ROLES = ("root", "symptom", "wrapper", "benign")
 
+# Families whose root explains every other failure line of the log, before or after it: the device
+# itself failed (an Xid, fallen off the bus, uncorrectable ECC), so a CUDA error, "no CUDA-capable
+# device" or a lost GPU around it is its consequence, not a rival cause (engine._chain: `symptom`).
+EXPLAINS_ALL = ("hardware-fault",)
+
 # Families a reviewer reads as "no answer": never carried by a signature.
 NON_FAILURE = ("none", "unknown")
 

@@ -20,7 +20,9 @@ def _every_code():
                     values = ([c["number"]] if "number" in c else []) if kind == "numbers" else c.get(kind, [])
                     for v in values:
                         line = p["probe"].replace("{" + one + "}", str(v))
-                        yield pytest.param(t["id"], c["family"], line, id=f"{t['id']}:{v}:{p['probe'][:20]}")
+                        # a code its vendor calls informational is not a failure: the log reads `none`
+                        family = "none" if c.get("benign") else c["family"]
+                        yield pytest.param(t["id"], family, line, id=f"{t['id']}:{v}:{p['probe'][:20]}")
 
 
 @pytest.mark.parametrize("table,family,line", list(_every_code()))
@@ -94,7 +96,7 @@ def test_a_table_without_source_or_with_a_broken_probe_is_refused(tmp_path, monk
 
 def test_generated_signatures_are_in_the_knowledge_base_with_examples_and_no_match():
     gen = [s for s in load_all() if ".code." in s.id]
-    assert len({s.id.split(".code.")[1] for s in gen}) == len(TABLES)
+    assert len({s.id.split(".code.")[1].split(".")[0] for s in gen}) == len(TABLES)
     for s in gen:
         assert s.examples and s.counterexamples and s.references, s.id
         assert s.file.endswith("codes.toml")

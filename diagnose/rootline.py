@@ -1,0 +1,102 @@
+"""Root at the cause, not the abort: a terminator chosen as the root gives way to the cause before it.
+
+A build's error count, CMake's "Configuring incomplete", `terminate called ...`, `Aborted (core
+dumped)`, an exit status, a GPU reset: each says only that the run stopped. When the line chosen as
+the root is one (diagnose/rootline.toml) and a cause-kind line stands shortly before it in the same
+run of failure lines, the earliest such line is the root line. A pure function of the scan's lines;
+the terminator patterns run in re2 on the one chosen line, the scan's hints give the candidates.
+"""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from signatures.normalise import line_level, strip_prefix
+
+TABLE = Path(__file__).parent / "rootline.toml"
+# hint kinds that can be a cause (signatures/evidence.toml): not a frame, a traceback header, an
+# exit or a fatal signal (those are terminators themselves), nor a consequence
+CAUSE_KINDS = ("exception", "assert", "error", "status", "level", "report")
+REACH = 40   # a cause stands at most this many lines before the terminator
+GAP = 12     # and the failure lines between them are at most this far apart (one run, one block)
+
+_compiled: list | None = None
+
+
+def terminators() -> list[tuple[str, object]]:
+    """(id, compiled re2) of every [[terminator]] of rootline.toml, loaded once."""
+    global _compiled
+    if _compiled is None:
+        import re2
+
+        rows = tomllib.loads(TABLE.read_text(encoding="utf-8"))["terminator"]
+        _compiled = [(r["id"], re2.compile(r["pattern"])) for r in rows]
+    return _compiled
+
+
+def terminator(text: str) -> str | None:
+    """The id of the terminator this line is, or None."""
+    msg = strip_prefix(text)
+    for tid, rx in terminators():
+        if rx.search(msg) or rx.search(text):
+            return tid
+    return None
+
+
+def cause_before(root_line: int, root_text: str, hints, matches=(), family: str | None = None):
+    """(line, text, id) of the cause a terminator root stands for, or None.
+
+    Candidates: error-level hints of a cause kind and matches of the root's family (not benign, not
+    demoted) in the REACH lines before it, themselves no terminators. From the root upwards, each
+    candidate within GAP lines of the last extends the run (a traceback frame in between ends it:
+    the frames say how the terminator was raised); the earliest of the run is the cause."""
+    if terminator(root_text) is None:
+        return None
+    lo = root_line - REACH
+    cands: dict[int, tuple[str, str]] = {}
+    for kind, n, text in hints:
+        if kind in CAUSE_KINDS and lo <= n < root_line and n not in cands and line_level(text) is None:
+            cands[n] = (text, f"evidence.{kind}")
+    for m in matches:
+        if (family is not None and m.signature.family == family and lo <= m.line < root_line
+                and not m.demoted and m.signature.role != "benign"):
+            cands[m.line] = (m.text, m.signature.id)
+    # a traceback between a line and the terminator is how the terminator was raised, not its cause
+    frames = {n for kind, n, _ in hints if kind in ("frame", "traceback") and lo <= n < root_line}
+    best, last = None, root_line
+    for n in sorted(cands, reverse=True):
+        if last - n > GAP or any(n < f < last for f in frames) or n in frames or n - 1 in frames:
+            break
+        if terminator(cands[n][0]) is not None:
+            continue
+        best, last = n, n
+    return (best, *cands[best]) if best is not None else None
+
+
+AFTER = 12   # the exception line a traceback's source line raised stands at most this far below it
+_raise: object | None = None
+
+
+def _is_raise(text: str) -> bool:
+    global _raise
+    if _raise is None:
+        import re2
+
+        _raise = re2.compile(r"^\s*raise\s+[\w.]+")
+    return bool(_raise.search(text))
+
+
+def exception_after(root_line: int, root_text: str, hints):
+    """(line, text, id) of the exception a traceback's source line raised, or None.
+
+    A root on the source line under a frame (`    raise OutOfResources(...)`: the pattern knows the
+    class name) is where the exception was raised, not its message: the first exception line below
+    it, within AFTER lines, is the root line."""
+    frames = {n for kind, n, _ in hints if kind == "frame"}
+    raised = {n for kind, n, _ in hints if kind == "exception"}
+    if root_line in raised or not (root_line - 1 in frames or _is_raise(root_text)):
+        return None              # the root is the exception line itself, or no traceback's source line
+    for kind, n, text in sorted(hints, key=lambda h: h[1]):
+        if kind == "exception" and root_line < n <= root_line + AFTER:
+            return n, text, "evidence.exception"
+    return None

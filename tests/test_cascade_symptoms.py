@@ -1,0 +1,75 @@
+"""Every line the root explains is a `symptom` in the chain, before the root as well as after it.
+
+Unit logs per mechanism (engine._chain, engine._unexplained_chain)."""
+from diagnose.engine import diagnose_text
+
+
+def roles(d):
+    return {(c.line, c.signature): c.role for c in d.chain}
+
+
+def test_the_frameworks_exception_for_the_root_is_a_symptom_even_in_the_roots_own_words():
+    """TensorFlow logs the OOM at its op, then raises ResourceExhaustedError with the same wording
+    (one signature knows both): the exception line reports the root again. A line of the same
+    message that is no exception (its continuation) stays a detail."""
+    d = diagnose_text("2018-06-08 17:26:00.908130: W tensorflow/core/framework/op_kernel.cc:1202] OP_REQUIRES failed at "
+                      "tile_ops.cc:123 : Resource exhausted: OOM when allocating tensor with shape[16,1024] and type "
+                      "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
+                      "Traceback (most recent call last):\n"
+                      '  File "train.py", line 3, in <module>\n'
+                      "    sess.run(op)\n"
+                      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor "
+                      "with shape[16,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n")
+    assert d.family == "oom" and d.root.line == 1
+    assert [c.role for c in d.chain if c.line == 5] == ["symptom"]
+    repeat = diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered\n" * 2)
+    assert [c.role for c in repeat.chain] == ["root", "detail"]
+
+
+def test_a_watchdog_summary_of_the_roots_family_printed_before_it_is_a_symptom():
+    d = diagnose_text("[E ProcessGroupNCCL.cpp:475] Some NCCL operations have failed or timed out. Due to the "
+                      "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted data.\n"
+                      "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                      "ProcessGroupNCCL.cpp:1333, invalid usage (run with NCCL_DEBUG=WARN for details)\n")
+    assert d.root.line == 2
+    assert roles(d)[(1, "collective-comm.process-group-wrapper")] == "symptom"
+
+
+def test_around_a_hardware_fault_every_other_failure_is_its_consequence():
+    d = diagnose_text("    CUDA Error: no CUDA-capable device is detected\n"
+                      "Unable to determine the device handle for GPU 0000:03:00.0: GPU is lost.  Reboot the system\n"
+                      "RuntimeError: CUDA error: unknown error\n")
+    assert d.family == "hardware-fault" and d.root.line == 2
+    assert roles(d)[(1, "missing-library.no-nvidia-driver")] == "symptom"
+    assert all(c.role in ("root", "symptom") for c in d.chain)
+
+
+def test_a_root_of_another_family_before_a_non_hardware_root_still_competes():
+    """Only a hardware fault explains the whole log: before an OOM root, a missing-driver line of
+    another family that lost on priority is `competing`, not claimed as a symptom."""
+    d = diagnose_text("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+                      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    before = [c.role for c in d.chain if c.line < d.root.line]
+    assert d.family == "oom" and before == ["competing"], (d.family, [(c.line, c.role) for c in d.chain])
+
+
+def test_an_unexplained_failure_lists_only_the_consequences_after_its_root():
+    """No signature: the root is a guess, so only lines that follow any failure (a GPU reset, an
+    abort, an exit status) are listed as its symptoms; another error line is not claimed."""
+    d = diagnose_text("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=4, emitted seq=5\n"
+                      "some error: foo bar failed\n"
+                      "amdgpu 0000:0d:00.0: amdgpu: GPU reset begin!\n")
+    assert d.root.line == 1
+    assert [(c.line, c.role) for c in d.chain] == [(1, "root"), (3, "symptom")]
+
+
+def test_the_runtimes_generic_report_printed_before_the_specific_message_is_a_symptom():
+    """The async error report (`error=59 : device-side assert triggered`, `ncclInvalidUsage: This
+    usually reflects invalid usage`) often reaches the log before the message that says what failed;
+    a lower-priority line of the root's family on a status/exception line before it is its symptom."""
+    d = diagnose_text("pytorch/aten/src/THC/generated/../THCTensorMathCompare.cuh line=82 error=59 : device-side assert triggered\n"
+                      "pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:99: void cunn_SpatialClassNLLCriterion_updateOutput_kernel"
+                      "(T *, T *, T *, long *, T *, int, int, int, int, int, long) [with T = float, AccumT = float]: "
+                      "block: [1,0,0], thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.\n")
+    assert d.family == "device-assert" and d.root.line == 2
+    assert [c.role for c in d.chain if c.line == 1] == ["symptom"]

@@ -1,0 +1,93 @@
+"""Root at the cause, not the abort (diagnose/rootline.toml, diagnose/rootline.py): unit logs per case."""
+import tomllib
+
+import pytest
+
+from diagnose import rootline
+from diagnose.engine import diagnose_text
+
+ROWS = tomllib.loads(rootline.TABLE.read_text())["terminator"]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
+def test_every_terminator_takes_its_examples_and_none_of_its_near_misses(row):
+    assert row["docs"] and row["match"] and row["no_match"]
+    for line in row["match"]:
+        assert rootline.terminator(line) == row["id"], line
+    for line in row["no_match"]:
+        assert rootline.terminator(line) is None, line
+
+
+def test_cmake_not_found_then_configuring_incomplete_roots_at_the_cmake_error():
+    log = ("-- The CUDA compiler identification is unknown\n"
+           "CMake Error at CMakeLists.txt:3 (project):\n"
+           "  No CMAKE_CUDA_COMPILER could be found.\n"
+           "-- Configuring incomplete, errors occurred!\n")
+    d = diagnose_text(log)
+    assert d.root is not None and d.root.line in (2, 3), (d.root, d.signature)
+
+
+def test_an_error_count_roots_at_the_first_error_and_lists_itself_as_a_symptom():
+    log = ('kernel.cu(12): error: identifier "int_as_float" is undefined\n'
+           '      return int_as_float(tmp) - 1.0f;\n'
+           "             ^\n"
+           "\n"
+           'kernel.cu(20): error: expected a ";"\n'
+           '2 errors detected in the compilation of "kernel.cu".\n')
+    d = diagnose_text(log)
+    assert d.family == "compile-error" and d.root.line == 1
+    roles = {c.line: c.role for c in d.chain}
+    assert roles[1] == "root" and roles[6] == "symptom"
+
+
+def test_an_abort_after_an_error_message_roots_at_the_message():
+    """The signature that decides is the abort's (the family stays its); the root line is the message."""
+    log = ("error: unrecognized option --foo for the kernel generator\n"
+           "terminate called after throwing an instance of 'c10::DistBackendError'\n")
+    d = diagnose_text(log)
+    assert d.root.line == 1
+    assert [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "symptom")]
+
+
+def test_a_traceback_between_ends_the_search_the_exception_stays_the_root():
+    """The frames above an exception say how it was raised: their source lines are no cause."""
+    log = ('Traceback (most recent call last):\n'
+           '  File "train.py", line 3, in <module>\n'
+           '    raise SystemExit("error: bad config")\n'
+           'SystemExit: error: bad config\n')
+    d = diagnose_text(log)
+    assert d.root is None or d.root.line == 4
+
+
+def test_an_error_far_above_is_another_block_not_the_cause():
+    log = ("error: optional plugin foo failed to load\n" + "step ok\n" * 30
+           + '1 error detected in the compilation of "k.cu".\n')
+    d = diagnose_text(log)
+    assert d.root is not None and d.root.line == 32
+
+
+def test_a_root_that_names_its_cause_is_not_moved():
+    log = ("error: something unrelated\n"
+           "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    d = diagnose_text(log)
+    assert d.root.line == 2
+
+
+def test_a_root_on_a_tracebacks_raise_line_moves_to_the_exception_it_raised():
+    """A pattern that knows the class name matches the source line `raise OutOfResources(...)` first;
+    the message is the exception line below it."""
+    log = ('Traceback (most recent call last):\n'
+           '  File "/site-packages/triton/compiler/compiler.py", line 390, in _init_handles\n'
+           '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+           'triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 126978, '
+           'Hardware limit: 101376. Reducing block sizes or `num_stages` may help.\n')
+    d = diagnose_text(log)
+    assert d.family == "shared-memory-exceeded" and d.root.line == 4
+
+
+def test_an_exception_line_under_a_frame_is_not_a_source_line():
+    log = ('  File "x.py", line 2, in f\n'
+           'cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered\n'
+           '  File "y.py", line 9, in g\n'
+           'cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered\n')
+    assert diagnose_text(log).root.line == 2
