@@ -96,7 +96,14 @@ def annotated_facts(row: dict) -> list[tuple[str, str]]:
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[\s'\"`()\[\]]", "", str(text).lower())
+    return re.sub(r"[\s'\"`()\[\]]", "", _file_line(str(text)).lower())
+
+
+def _file_line(text: str) -> str:
+    """One spelling of a source location: 'ProgramCU.cu(1571)', 'pro.cu (58)' and 'main.swift, line 261'
+    are 'ProgramCU.cu:1571', 'pro.cu:58', 'main.swift:261' (compilers print all of them)."""
+    text = re.sub(r"(\.[A-Za-z]\w*)\s?\((\d+)\)", r"\1:\2", text)
+    return re.sub(r"(\.[A-Za-z]\w*),(?: [\w:<>~]+,)? line #?(\d+)", r"\1:\2", text)
 
 
 def fact_found(value: str, facts: dict) -> bool:

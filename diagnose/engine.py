@@ -269,12 +269,14 @@ def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
     hints kept) cannot see: the lines that continue the root's message, the stack frames of a small
     log read whole (Python above the root, Julia below), the whole-log facts (a build command's arch,
     both driver versions of a mismatch, the GPU's name); then how the log spelled each size."""
-    from signatures.generic_facts import context, extract, extract_log, fact_texts, is_library, source_location
+    from signatures.generic_facts import (context, extract, extract_log, extract_new, fact_texts, is_library,
+                                          launch_site, lead, source_location)
 
     root = d.root
     if lines is None or root is None:
         return
-    after = context(lines, root.line)
+    # the line the root continues (a header ending in ':'), then the lines that continue the root
+    after = lead(lines, root.line) + context(lines, root.line)
     new = extract(after, d.facts)
     for k, v in new.items():
         d.facts.setdefault(k, v)
@@ -285,6 +287,11 @@ def _whole_log_facts(d: Diagnosis, lines: list[str] | None) -> None:
         if where:
             d.facts.pop("raised_at", None)
             d.facts.update(where)
+    for k, v in launch_site(lines, root.line).items():
+        d.facts.setdefault(k, v)        # the program's kernel launch the failure passed through
+    chain = [c.text for c in d.chain if c.line != root.line][:MAX_FACT_LINES]
+    for k, v in extract_new(chain, d.facts).items():
+        d.facts.setdefault(k, v)        # what the chain's lines add: kinds the root's lines did not say
     for k, v in extract_log(lines, d.facts, root.line, d.family).items():
         d.facts.setdefault(k, v)
     if new:                        # sizes decide() had not seen: as the root's continuation spells them

@@ -7,7 +7,8 @@ The type comes from the group's name (a suffix convention), so signature files s
     shape*, *_shape         shape -> list[int]   ("[2, 3]", "(2x3)", "2 x 3", "torch.Size([4, 5])")
     dtype*, *_dtype         dtype -> canonical   ("Half", "c10::BFloat16", "torch.float32", "f16") -> "float16"
     device*, *_device       device -> "cuda:0" / "cpu" / "tpu:0"
-    line, *_line, *_count, *_int, rank, errno, pid, code, *_code, xid, *_num, *_ms, *_s
+    line, *_line, *_count, *_int, rank, errno, pid, code, *_code, xid, *_num, *_ms, *_s,
+    *_words (an amount counted in words, as Mosaic/SparseCore print it)
                             int (hex accepted)
     anything else           str, whitespace-trimmed
 """
@@ -108,7 +109,7 @@ def parse_int(text: str) -> int | str:
 
 
 _INT_NAMES = {"line", "rank", "errno", "pid", "code", "xid", "world_size", "seq", "timeout_ms", "limit"}
-_INT_SUFFIXES = ("_line", "_count", "_int", "_code", "_num", "_ms", "_s", "_rank", "_size_int")
+_INT_SUFFIXES = ("_line", "_count", "_int", "_code", "_num", "_ms", "_s", "_rank", "_size_int", "_words")
 
 
 def fact_kind(name: str) -> str:

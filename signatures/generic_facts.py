@@ -43,6 +43,7 @@ class FactRule:
     no_match: tuple
     scope: str = "line"
     families: tuple = ()    # a `log` rule runs only for diagnoses of these families
+    twins: bool = False     # a `log` rule: every value it finds (driver_version, driver_version_2), not the first
 
 
 _rules: dict | None = None
@@ -66,7 +67,8 @@ def load(path: Path = TABLE) -> list[FactRule]:
         families = tuple(row.get("families", ()))
         if scope == "log" and not families:
             raise ValueError(f"{where}: a whole-log rule names the families it is read for ('families')")
-        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope, families))
+        out.append(FactRule(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]), scope, families,
+                            bool(row.get("twins", False))))
     return out
 
 
@@ -116,7 +118,7 @@ def _log_rules(family: str | None):
 
         _compiled("log")
         chosen = [(r, rx) for r, rx in zip([r for r in _loaded() if r.scope == "log"], _rules["log"])
-                  if family is None or family in r.families]
+                  if family is None or family in r.families or "*" in r.families]
         rset = None
         if chosen:
             opts = re2.Options()
@@ -125,8 +127,29 @@ def _log_rules(family: str | None):
             for r, _ in chosen:
                 rset.Add("(?m)" + r.pattern)
             rset.Compile()
-        _log_by_family[family] = ([rx for _, rx in chosen], rset)
+        _log_by_family[family] = ([(rx, r.twins) for r, rx in chosen], rset, _gate([r.pattern for r, _ in chosen]))
     return _log_by_family[family]
+
+
+def _gate(patterns: list[str]):
+    """A regex of the literals of which every match of some pattern holds one, or None when a pattern
+    has none: a window holding none of them is not read (one literal pass costs far less than the
+    Set's pass over a window of 150 lines)."""
+    from signatures.literals import BOUNDARY, required_literals
+
+    out, icase = set(), False
+    for p in patterns:
+        req = required_literals(p)
+        if req is None:
+            return None
+        lits, ic = req
+        icase = icase or ic
+        out |= {lit.strip(BOUNDARY) for lit in lits}
+    if not out:
+        return None
+    import re2
+
+    return re2.compile(("(?i)" if icase else "") + "|".join(re2.escape(lit) for lit in sorted(out)))
 
 
 def _value(name: str, text: str):
@@ -144,8 +167,15 @@ def _typed(name: str, text: str):
     return value
 
 
+# what a C++ pretty name puts where a kernel's name stands: not a name (a lambda's "operator()", the
+# "what():" std::terminate prints)
+NOT_NAMES = {"operator", "void", "const", "static", "inline", "template", "auto", "what"}
+
+
 def _add(found: dict, known: dict, values: list, name: str, value) -> None:
     if repr(value) in values:
+        return
+    if name.split("_")[0] in ("kernel", "function") and value in NOT_NAMES:
         return
     twins = 1 if name in NO_TWINS else MAX_TWINS
     free = [k for k in [name] + [f"{name}_{i}" for i in range(2, twins + 1)] if k not in known and k not in found]
@@ -155,14 +185,15 @@ def _add(found: dict, known: dict, values: list, name: str, value) -> None:
 
 
 def _read_text(text: str, rules, known: dict | None) -> dict:
-    """Whole-log rules over one text: only names `known` lacks."""
+    """Whole-log rules ((regex, twins) pairs) over one text: only names `known` lacks; the first value
+    of each name, or every one (numbered twins) for a rule with `twins`."""
     known = dict(known or {})
     values = [repr(v) for v in known.values()]
     found: dict = {}
-    for rx in rules:
+    for rx, twins in rules:
         for m in rx.finditer(text):
             for name, raw in m.groupdict().items():
-                if raw is not None and name not in known and name not in found:
+                if raw is not None and name not in known and (twins or name not in found):
                     _add(found, known, values, name, _value(name, raw))
     return found
 
@@ -170,21 +201,29 @@ def _read_text(text: str, rules, known: dict | None) -> dict:
 def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -> dict:
     """The lines joined by "\n" (no rule matches across one): one Set pass says which rules can match,
     only those are run, and their matches are taken in the order they stand in the text (the root's
-    first), rules in file order at the same place."""
+    first), rules in file order at the same place. One piece of text is one fact: a span a group of
+    one name took (block: [0,0,0]) is not read again as another (a shape)."""
     known = dict(known or {})
     values = [repr(v) for v in known.values()]
     found: dict = {}
     joined = "\n".join(lines)
     hits = []
     for i, rx in enumerate(_candidates(scope, joined) if joined else ()):
+        index = _group_index(rx)
         for m in rx.finditer(joined):
-            hits.append((m.start(), i, m.groupdict()))
+            groups = m.groupdict()
+            hits.append((m.start(), i, [(name, raw, m.span(index[name])) for name, raw in groups.items()
+                                        if raw is not None]))
     hits.sort(key=lambda h: (h[0], h[1]))
+    taken: list = []            # (start, end, kind of name) of every group read so far
     for _, _, groups in hits:
-        for name, raw in groups.items():
-            if raw is None or (only_new_names and name in known):
+        for name, raw, (start, end) in groups:
+            base = name.split("_")[0]
+            if _clashes(taken, start, end, base):
                 continue
-            _add(found, known, values, name, _value(name, raw))
+            taken.append((start, end, base))
+            if not (only_new_names and name in known):
+                _add(found, known, values, name, _value(name, raw))
     for name, value in list(known.items()) + list(found.items()):
         base = name.split("_")[0]
         if base not in ("kernel", "symbol") or not isinstance(value, str):
@@ -195,9 +234,37 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
     return found
 
 
+_GROUP_INDEX: dict = {}
+
+
+def _group_index(rx) -> dict:
+    """{group name: number} of a compiled rule (re2 builds the mapping anew on each access)."""
+    index = _GROUP_INDEX.get(id(rx))
+    if index is None:
+        index = _GROUP_INDEX[id(rx)] = dict(rx.groupindex)
+    return index
+
+
+def _clashes(taken: list, start: int, end: int, base: str) -> bool:
+    """Did a group of another kind of name read mostly the same text ('0,0,0' in '[0,0,0]')? One inside
+    a much longer other does not clash (the sm_90 inside a file path is still an arch)."""
+    for s0, e0, b0 in taken:
+        if s0 < end and start < e0 and b0 != base:
+            overlap = min(end, e0) - max(start, s0)
+            if 2 * overlap >= end - start and 2 * overlap >= e0 - s0:
+                return True
+    return False
+
+
 def extract(lines: list[str], known: dict | None = None) -> dict:
     """Facts found in `lines` that are not already in `known` (by name or by value)."""
     return _read(lines, "line", known)
+
+
+def extract_new(lines: list[str], known: dict | None = None) -> dict:
+    """Facts of names `known` lacks altogether: what the chain's lines (the root's symptoms, another
+    layer's report) add beside the root's own facts, never a twin of one of them."""
+    return _read(lines, "line", known, only_new_names=True)
 
 
 def extract_log(lines: list[str], known: dict | None = None, root_line: int | None = None,
@@ -205,12 +272,14 @@ def extract_log(lines: list[str], known: dict | None = None, root_line: int | No
     """The whole-log facts (scope = "log") of a failing log of `family`, for names no failure line
     gave: read in the LOG_BEFORE lines before the root and LOG_AFTER after it (all of `lines` without
     a root), one Set pass over that window first, so a log none of them can match costs one scan."""
-    rules, rset = _log_rules(family)
+    rules, rset, gate = _log_rules(family)
     if not rules:
         return {}
     if root_line is not None:
         lines = lines[max(0, root_line - LOG_BEFORE): root_line + LOG_AFTER]
     text = "\n".join(lines[:LOG_MAX_LINES])
+    if gate is not None and not gate.search(text):
+        return {}
     hit = rset.Match(text) if text else None
     if not hit:
         return {}
@@ -249,6 +318,25 @@ def context(lines: list[str], root_line: int) -> list[str]:
     return out
 
 
+def lead(lines: list[str], root_line: int) -> list[str]:
+    """The line just above the root when the root continues it: that line ends with ':' (a header
+    naming the file or the call: "[CUDA ERROR] at file train_gpt2.cu:1410:" / "too many resources
+    requested for launch"), or the root starts with '->' or a location (deviceQuery's "cudaGetDeviceCount
+    returned 35" / "-> CUDA driver version is insufficient"; "CUDA error: LowPass() execution failed" /
+    " in file <cudaSiftH.cu>, line 416 : invalid configuration argument"). A traceback line or a frame
+    is no lead."""
+    from signatures.normalise import strip_prefix
+
+    if not 1 < root_line <= len(lines):
+        return []
+    prev = strip_prefix(lines[root_line - 2]).strip().strip("=#>*`'\" ")
+    root = strip_prefix(lines[root_line - 1]).strip().lstrip("=#>*`'\" ")
+    if not prev or prev.startswith(_NEW_MESSAGE) or prev.startswith(_FRAME_LINE) or ": in function " in prev:
+        return []
+    continues = root.startswith(("->", "...", "\u2026", "in file", "at line", "in line"))
+    return [prev] if prev.endswith(":") or continues else []
+
+
 # -- where it failed -------------------------------------------------------------------------
 
 TEMP_DIRS = ("/tmp/", "\\Temp\\", "<frozen", "<string>", "<stdin>", "torchinductor_", "/var/folders/")
@@ -263,7 +351,10 @@ def _frame_rx():
     if _PY_FRAME is None:
         import re2
 
-        _PY_FRAME = re2.compile(r'File "([^"]+)", line (\d+)')
+        # Python's frames; rich's boxed ("│ /x/linear.py:134 in forward │") and IPython's ("File /x.py:126, in f")
+        _PY_FRAME = (re2.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?'),
+                     re2.compile(r'^\s*\x{2502}\s*([^\s\x{2502}"]+\.py):(\d+)\b(?: in ([\w<>.]+))?|'
+                                 r'^\s*File ([^\s"]+\.py):(\d+), in ([\w<>.]+)'))
         # Julia:  "   @ NNop ~/.julia/packages/NNop/cRsoL/src/attention.jl:186 [inlined]"
         _JL_FRAME = re2.compile(r'^\s*@ (?:(\w+) )?(\S+\.jl):(\d+)')
     return _PY_FRAME, _JL_FRAME
@@ -286,39 +377,86 @@ def _pick(frames) -> dict:
         if first is None:
             first = f
         if not any(d in f[0].replace("\\", "/") for d in LIBRARY_DIRS):
-            out = {"source": f"{f[0]}:{f[1]}"}
+            out = {"source": f"{f[0]}:{f[1]}", **_function_of(f)}
             if f is not first:
                 out["raised_at"] = f"{first[0]}:{first[1]}"
             return out
-    return {"source": f"{first[0]}:{first[1]}"} if first else {}
+    return {"source": f"{first[0]}:{first[1]}", **_function_of(first)} if first else {}
+
+
+def _function_of(frame) -> dict:
+    """`source_function`: the function of the chosen frame (Python's "in forward"), when it names one."""
+    name = frame[2] if len(frame) > 2 else None
+    return {"source_function": name} if name and not name.startswith("<") else {}
 
 
 def source_location(lines: list[str], root_line: int) -> dict:
     """`source` (and `raised_at`) from the stack above the root (Python: innermost last) or, when the
     root has none, the Julia stack trace below it (innermost first, Base and Core skipped)."""
-    py, jl = _frame_rx()
+    _, jl = _frame_rx()
 
     def python_frames():          # innermost first: upwards from the root
         for text in reversed(lines[max(0, root_line - 400): root_line]):
-            if 'File "' in text:
-                m = py.search(text)
+            if "File " in text or "\u2502" in text:
+                m = _py_frame(text)
                 if m:
-                    yield (m[1], m[2])
+                    yield _file_and_line(m)
 
     def julia_frames():           # innermost first: downwards from the root
         for text in lines[root_line: root_line + 60]:
             if "@ " in text:
                 m = jl.search(text)
                 if m and m[1] not in ("Base", "Core") and not m[2].startswith("./"):
-                    yield (m[2], m[3])
+                    yield (m[2], m[3], None)
 
     return _pick(python_frames()) or _pick(julia_frames())
 
 
 def frames_from_hints(frame_texts: list[str]) -> dict:
     """The same choice over the traceback frames a big log's scan kept (innermost last)."""
-    py, _ = _frame_rx()
-    return _pick((m[1], m[2]) for t in reversed(frame_texts) for m in [py.search(t)] if m)
+    return _pick(_file_and_line(m) for t in reversed(frame_texts) for m in [_py_frame(t)] if m)
+
+
+def _py_frame(text: str):
+    """A Python traceback frame line, in Python's own form or rich's box / IPython's (the literal test
+    first: most lines are none of them)."""
+    if 'File "' in text:
+        return (_PY_FRAME or _frame_rx()[0])[0].search(text)
+    if "File " in text or "\u2502" in text:
+        return (_PY_FRAME or _frame_rx()[0])[1].search(text)
+    return None
+
+
+def _file_and_line(m) -> tuple:
+    """(file, line, function or None) of a frame match, whichever of the frame forms matched."""
+    g = m.groups()
+    return g if len(g) == 3 else (g[0:3] if g[0] is not None else g[3:6])
+
+
+_LAUNCH = None
+
+
+def launch_site(lines: list[str], root_line: int) -> dict:
+    """The innermost traceback frame above the root whose code line launches a kernel in the
+    Triton/Numba form `kernel[grid](args)` (`fn[(n, 1)](...)`, `k[grid](...)`; a list indexed and
+    called, `layers[i](x)`, is no launch): `kernel` and `launch_site` (file:line)."""
+    global _LAUNCH
+    if _LAUNCH is None:
+        import re2
+
+        _LAUNCH = re2.compile(r'^\s*(?:[\w.\[\], ]+=\s*)?(?:[\w]+\.)*(?P<kernel>[A-Za-z_]\w*)'
+                              r'\[(?:[^\]\n]*[,(][^\]\n]*|\w*grid\w*)\]\s*\(')
+    start = max(0, root_line - 400)
+    for i in range(min(root_line, len(lines)) - 2, start - 1, -1):
+        code = lines[i + 1]
+        if "](" not in code and "] (" not in code:       # no launch on the code line: no frame to read
+            continue
+        m = _py_frame(lines[i])
+        launch = _LAUNCH.search(code) if m else None
+        if launch:
+            file, line, _ = _file_and_line(m)
+            return {"kernel": launch["kernel"], "launch_site": f"{file}:{line}"}
+    return {}
 
 
 # -- mangled names -----------------------------------------------------------------------------

@@ -64,10 +64,11 @@ def test_source_is_the_programs_own_frame_and_raised_at_the_package_frame():
              '  File "/home/u/proj/model.py", line 88, in forward',
              '  File "/usr/lib/python3.10/site-packages/torch/nn/functional.py", line 2210, in linear',
              'RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 5x6)']
-    assert source_location(lines, 5) == {"source": "/home/u/proj/model.py:88",
+    assert source_location(lines, 5) == {"source": "/home/u/proj/model.py:88", "source_function": "forward",
                                          "raised_at": "/usr/lib/python3.10/site-packages/torch/nn/functional.py:2210"}
     only_library = [lines[0], lines[3], lines[4]]
-    assert source_location(only_library, 3) == {"source": "/usr/lib/python3.10/site-packages/torch/nn/functional.py:2210"}
+    assert source_location(only_library, 3) == {"source": "/usr/lib/python3.10/site-packages/torch/nn/functional.py:2210",
+                                                "source_function": "linear"}
     temp = ['  File "/tmp/torchinductor_u/ab/cab.py", line 3, in call', lines[4]]
     assert source_location(temp, 2) == {}
 
@@ -149,3 +150,76 @@ def test_the_set_gate_keeps_every_rule_that_matches():
         assert [g.extract([line]) for line in lines] == gated
     finally:
         g._candidates = saved
+
+
+# -- the readings added for rounds g24-g27 (each a form, not a wording) ------------------------------
+
+from signatures.generic_facts import extract_new, launch_site, lead  # noqa: E402
+
+
+def test_a_header_line_the_root_continues_gives_its_facts():
+    lines = ['note: "[CUDA ERROR] at file train.cu:1410:', 'too many resources requested for launch"']
+    assert lead(lines, 2) == ['note: "[CUDA ERROR] at file train.cu:1410:']
+    assert extract(lead(lines, 2))["file_line"] == "train.cu:1410"
+    arrow = ["cudaGetDeviceCount returned 35", "-> CUDA driver version is insufficient for CUDA runtime version"]
+    assert extract(lead(arrow, 2))["code"] == 35
+    located = ["checkMsg() CUDA error: LowPass() execution failed", " in file <sift.cu>, line 416 : invalid configuration argument."]
+    assert extract(lead(located, 2))["kernel"] == "LowPass"
+    # a sentence before the root, a traceback header or a frame is not its lead
+    assert lead(["The run stopped.", "RuntimeError: CUDA error: out of memory"], 2) == []
+    assert lead(["Traceback (most recent call last):", "  x"], 2) == []
+    assert lead(['  File "/a/b.py", line 3, in f', "in file x"], 2) == []
+    assert lead(["only line"], 1) == []
+
+
+def test_the_kernel_launch_in_a_traceback_gives_the_kernel_and_its_site():
+    lines = ["Traceback (most recent call last):",
+             '  File "/home/u/proj/test_matmul.py", line 60, in test_func',
+             "    cu_square_matrix_mul[(bpg, bpg), (tpb, tpb), stream](dA, dB, dC)",
+             '  File "/usr/lib/python3/site-packages/numba/cuda/compiler.py", line 307, in __call__',
+             "    sharedmem=self.sharedmem)",
+             "numba.cuda.cudadrv.driver.CudaAPIError: Call to cuLaunchKernel results in CUDA_ERROR_INVALID_VALUE"]
+    assert launch_site(lines, 6) == {"kernel": "cu_square_matrix_mul", "launch_site": "/home/u/proj/test_matmul.py:60"}
+    triton = ['  File "/w/k.py", line 9, in run', "    _add_kernel[grid](x, y, out, n, BLOCK=1024)", "ValueError: x"]
+    assert launch_site(triton, 3)["kernel"] == "_add_kernel"
+    # a list indexed and called is no launch
+    model = ['  File "/w/m.py", line 5, in forward', "    x = self.layers[i](x)", "RuntimeError: shapes"]
+    assert launch_site(model, 3) == {}
+
+
+def test_rich_and_ipython_frames_are_frames():
+    rich = ["\u2502/mnt/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py:134  \u2502",
+            "\u2502\u2771 134 \u2502   return F.linear(input, self.weight, self.bias)  \u2502",
+            "RuntimeError: mat1 and mat2 must have the same dtype, but got Float and BFloat16"]
+    assert source_location(rich, 3)["source"] == "/mnt/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py:134"
+    ipython = ["File ~/proj/model.py:126, in forward(self, x)", "ValueError: bad"]
+    assert source_location(ipython, 2) == {"source": "~/proj/model.py:126", "source_function": "forward"}
+
+
+def test_one_piece_of_text_is_one_fact():
+    got = extract(["Indexing.cu:1146: indexSelectLargeIndex: block: [18,0,0], thread: [5,0,0] Assertion `i < n` failed."])
+    assert got["block"] == "18,0,0" and got["thread"] == "5,0,0" and got["kernel"] == "indexSelectLargeIndex"
+    assert "shape" not in got           # the block and thread indexes are not shapes
+    assert extract(["Shapes are [38,38] and [19,38]."])["shape"] == [38, 38]
+    # an arch inside a longer file path is still an arch
+    assert extract(["ptxas /tmp/mlir-nvptx64-nvidia-cuda-sm_90-ac1dae.ptx, line 5; error"])["arch"] == "9.0"
+
+
+def test_a_lambda_is_no_kernel_name():
+    got = extract(["IndexKernel.cu:92: void operator()(int) [with T = float]: block: [0,0,0], thread: [0,0,0] failed."])
+    assert "kernel" not in got
+    assert "function" not in extract(["  what():  CUDA error: an illegal memory access was encountered"])
+
+
+def test_chain_lines_add_only_kinds_the_root_did_not_say():
+    known = {"file_line": "init.cu:194"}
+    got = extract_new(["transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1"], known)
+    assert got.get("code") == 12 and "file_line" not in got and "file_line_2" not in got
+
+
+def test_whole_log_rules_with_twins_keep_every_value():
+    lines = ["Failed to initialize NVML: Driver/library version mismatch",
+             "package nvidia-driver-550 550.107.02-0ubuntu1, loaded: Kernel Module  550.90.07  Fri May 31"]
+    got = extract_log(lines, family="driver-mismatch")
+    assert got["driver_version"] == "550.107.02" and got["driver_version_2"] == "550.90.07"
+    assert "driver_version" not in extract_log(lines, family="oom")
