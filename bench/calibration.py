@@ -140,7 +140,7 @@ def current_values() -> tuple[dict[str, float], list[str]]:
     return {k: float(v["value"]) for k, v in data["kind"].items()}, list(data.get("fitted_on", []))
 
 
-def write_table(rows: list[dict]) -> str:
+def write_table(rows: list[dict], evidence_now: bool = False) -> str:
     """diagnose/confidence.toml, generated from the before-records (values are measured, not chosen)."""
     rounds = sorted({r["round"] for r in rows}, key=lambda n: int(n.lstrip("g")))
     fitted = fit(rows)
@@ -151,8 +151,12 @@ def write_table(rows: list[dict]) -> str:
            "# tool). value = (right + 1) / (n + 2): the observed accuracy, Laplace-smoothed (a kind seen twice",
            "# is not called certain; a kind never seen is 0.5). `make calibration` prints the reliability",
            "# table and the leave-one-round-out check. Refit when a new round's before-record comes in.",
+           *(["# Fitted with --evidence-now: each record's `none` answer re-read with today's generic evidence",
+              "# (bench.calibration.with_evidence_now), so the none kinds say how often today's `none` is right."]
+             if evidence_now else []),
            "",
            f"fitted_on = [{', '.join(repr(r).replace(chr(39), chr(34)) for r in rounds)}]",
+           f"evidence_now = {'true' if evidence_now else 'false'}",
            ""]
     for kind, v in fitted.items():
         out += [f"[kind.{kind}]", f"# {DOCS[kind]}", f"value = {v['value']:.2f}", f"n = {v['n']}",
@@ -160,12 +164,40 @@ def write_table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+HELD_OUT = ISSUES / "none-held-out.tsv"
+
+
+def with_evidence_now(rows: list[dict]) -> list[dict]:
+    """The before-records as the tool of each round's day would have answered with today's generic
+    evidence (signatures/evidence.toml), held out by round: tests/fixtures/issues/none-held-out.tsv
+    (written by `python -m bench.none_check --write`) holds each recorded `none` re-decided by the
+    evidence alone (no signature's wording), with only the evidence entries that logs of other sets
+    call for; a `none` it reads as a failure becomes `fallback` or `unknown`, right only when it is the
+    label. Every other record stays as recorded."""
+    lines = [l for l in HELD_OUT.read_text(encoding="utf-8").splitlines() if l and not l.startswith("#")]
+    now = {r["id"]: r for r in csv.DictReader(lines, delimiter="\t")}
+    out = []
+    for r in rows:
+        n = now.get(r["id"])
+        if r["got"] == "none" and n is not None and n["got"] != "none":
+            r = dict(r, got=n["got"], kind=n["kind"], right=n["right"])
+        out.append(r)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="refit diagnose/confidence.toml from the before-records")
     ap.add_argument("--no-current", action="store_true", help="skip table 4 (runs the tool on every round)")
+    ap.add_argument("--evidence-now", action="store_true",
+                    help="fit and score the records with today's generic evidence applied to their `none` answers, "
+                         "held out by round (bench.calibration.with_evidence_now)")
     a = ap.parse_args(argv)
     before = records()
+    if a.evidence_now:
+        before = with_evidence_now(before)
+        print(f"records: as recorded, with today's generic evidence applied to their `none` answers, held out "
+              f"by round ({HELD_OUT.relative_to(ROOT)})")
     if not before:
         print("no before-records (tests/fixtures/issues/before-*.tsv)")
         return 1
@@ -173,7 +205,7 @@ def main(argv=None) -> int:
         print("a before-record has no `kind` column: python -m bench.rounds rederive ROUND")
         return 1
     if a.write:
-        TABLE.write_text(write_table(before), encoding="utf-8")
+        TABLE.write_text(write_table(before, a.evidence_now), encoding="utf-8")
         print(f"wrote {TABLE.relative_to(ROOT)}")
     rounds = sorted({r["round"] for r in before}, key=lambda n: int(n.lstrip("g")))
     print("== 1. as recorded (the tool as it was when each round came in)")

@@ -30,7 +30,9 @@ def probe(path: str, matcher) -> dict:
             "confidence": round(float(d.confidence), 2), "notes": list(getattr(d, "notes", []) or []),
             "role": sig.role if sig is not None else None,
             "tier": getattr(sig, "tier", "hard") if sig is not None else None,
-            "rivals": rivals, "ok_hints": sum(h[0] == "ok" for h in getattr(scan, "hints", []))}
+            "rivals": rivals, "ok_hints": sum(h[0] == "ok" for h in getattr(scan, "hints", [])),
+            # a `none` decided over matched lines (handled fallbacks, informational codes) lists them in its chain
+            "chain": len(getattr(d, "chain", []) or [])}
 
 
 def main(paths: list[str]) -> int:

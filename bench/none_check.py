@@ -1,6 +1,7 @@
 """Is `none` ("no failure: skip this task") right? Precision on every labelled set, and the rule measured alone.
 
     python -m bench.none_check           (make none-check)
+    python -m bench.none_check --write   also writes tests/fixtures/issues/none-held-out.tsv (section 4)
 
 1. `none` precision of the tool now on the labelled logs: the fixture rounds g1.., the shared dev
    set, the corpus; and on the before-records' logs (tests/fixtures/issues/before-*.tsv) re-run now.
@@ -11,6 +12,12 @@
    on a wording no signature has seen; a negative not `none` there is a false alarm of the rule.
 3. The before-records' wrong `none` answers (family != none, got == none) and what each log's
    failure evidence is now, with no signature but the benign ones.
+4. A batch of evidence entries (`since = BATCH` in signatures/evidence.toml; `--batch`, default the
+   newest) measured on the before-records: each round's recorded `none` answers re-decided by the rule
+   alone with and without the batch (a recorded `none` stays `none` unless the rule now sees failure
+   evidence; it is then right only when the rule's family guess is the label), so the effect on `none`
+   precision and on accuracy is what the batch would have done to the tool of each round's day; then
+   each entry of the batch left out in turn (what it alone keeps out of `none`), and every labelled set.
 """
 from __future__ import annotations
 
@@ -109,7 +116,137 @@ def main() -> int:
         root = f"line {d.root.line}: {d.root.text[:70]}" if d.root else "no failure line"
         print(f"  {p.stem} ({r['family']}, recorded none {r['confidence']}): now {d.family} "
               f"{d.confidence:.2f} [{', '.join(evidence) or 'no failure evidence'}] {root}")
+    batch(rows, before, write_held="--write" in sys.argv[1:])
     return 0
+
+
+def _matcher_without(skip: set[str]):
+    """A matcher of the benign signatures only, its evidence table less the entries whose pattern is in `skip`."""
+    import signatures.matcher as matcher_module
+    from signatures.evidence import hint_patterns, load
+    from signatures.loader import load_all
+
+    kept = hint_patterns([e for e in load() if e.pattern not in skip])
+    saved, matcher_module.HINTS = matcher_module.HINTS, kept
+    try:
+        return matcher_module.Matcher([s for s in load_all() if s.role == "benign"])
+    finally:
+        matcher_module.HINTS = saved
+
+
+def _rescore(before: dict, answer: dict) -> dict:
+    """Per round: the recorded answers with each recorded `none` replaced by `answer` (the rule alone)."""
+    out: dict = {}
+    for rid, r in before.items():
+        rnd = rid.split("-")[0]
+        got = answer.get(rid, "none") if r["got"] == "none" else r["got"]
+        o = out.setdefault(rnd, {"n": 0, "right": 0, "said": 0, "said_right": 0})
+        o["n"] += 1
+        o["right"] += got == r["family"]
+        o["said"] += got == "none"
+        o["said_right"] += got == "none" and r["family"] == "none"
+    return out
+
+
+def _line(label: str, score: dict, rounds: list[str]) -> str:
+    n = sum(score[r]["n"] for r in rounds)
+    right = sum(score[r]["right"] for r in rounds)
+    said = sum(score[r]["said"] for r in rounds)
+    ok = sum(score[r]["said_right"] for r in rounds)
+    return (f"    {label:34} accuracy {right}/{n} = {right / max(1, n):.3f}   'none' precision "
+            f"{ok}/{said} = {ok / max(1, said):.3f}")
+
+
+HELD_OUT = ISSUES / "none-held-out.tsv"
+
+
+def batch(rows, before, name: str | None = None, write_held: bool = False) -> None:
+    from diagnose.engine import diagnose_file
+    from signatures.evidence import load
+
+    table = load()
+    name = name or max((e.since for e in table if e.since), default="")
+    entries = [e for e in table if e.since == name]
+    print(f"\n== 4. the evidence batch since = {name!r} ({len(entries)} entries), on the before-records")
+    if not entries:
+        return
+    paths = {p.stem: p for _, p, _ in rows}
+    recorded_none = [rid for rid, r in before.items() if r["got"] == "none" and rid in paths]
+    every = {e.pattern for e in entries}
+
+    def answers(skip: set[str], ids) -> dict:
+        m = _matcher_without(skip)
+        return {rid: diagnose_file(paths[rid], matcher=m).family for rid in ids}
+
+    without = answers(every, recorded_none)
+    with_all = answers(set(), recorded_none)
+    rounds = sorted({rid.split("-")[0] for rid in before}, key=lambda r: int(r[1:]))
+    as_recorded = _rescore(before, {})
+    s_without, s_with = _rescore(before, without), _rescore(before, with_all)
+    held = [r for r in rounds if int(r[1:]) >= 26]
+    groups = [(f"{rounds[0]}-{rounds[-1]}", rounds)] + [(r, [r]) for r in rounds]
+    if held:
+        design = [r for r in rounds if r not in held]
+        groups.insert(1, (f"{design[0]}-{design[-1]}", design))
+        groups.insert(2, (f"{held[0]}-{held[-1]}", held))
+    for label, rs in groups:
+        print(f"  {label}")
+        print(_line("as recorded", as_recorded, rs))
+        print(_line("+ the rule alone, without the batch", s_without, rs))
+        print(_line("+ the rule alone, with the batch", s_with, rs))
+    moved = [rid for rid in recorded_none if without[rid] == "none" and with_all[rid] != "none"]
+    print("  recorded `none` answers the batch moves (label -> the rule's answer now):")
+    for rid in moved:
+        mark = "right" if with_all[rid] == before[rid]["family"] else "WRONG"
+        print(f"    {rid:8} {before[rid]['family']:24} -> {with_all[rid]:24} {mark}")
+
+    # held out by round: round R is re-decided with only the entries that also keep a failing log of
+    # another set (another round, the dev set, the corpus) out of `none` on their own, i.e. the entries
+    # that other logs would have called for without R
+    ids = [p.stem for _, p, _ in rows]
+    fam = {p.stem: f for _, p, f in rows}
+    where = {p.stem: s for s, p, _ in rows}
+    base = answers(every, ids)
+    support = {}
+    for e in entries:
+        only = answers(every - {e.pattern}, [i for i in ids if base[i] == "none" and fam[i] != "none"])
+        support[e.pattern] = {where[i] for i, f in only.items() if f != "none"}
+    held: dict = {}
+    for rnd in rounds:
+        keep = {e.pattern for e in entries if support[e.pattern] - {rnd}}
+        ids_r = [rid for rid in recorded_none if rid.startswith(rnd + "-")]
+        got = answers(every - keep, ids_r) if keep != every else {i: with_all[i] for i in ids_r}
+        held.update({i: (without[i] if without[i] != "none" else got[i]) for i in ids_r})
+    s_held = _rescore(before, held)
+    if write_held:
+        with open(HELD_OUT, "w", newline="") as f:
+            f.write("# bench/none_check.py --write: each before-record's `none` answer re-decided by the generic\n"
+                    f"# evidence alone, held out by round (batch since = {name!r}); read by bench.calibration --evidence-now\n")
+            f.write("id\tgot\tkind\tright\n")
+            for rid in recorded_none:
+                got = held[rid]
+                kind = "none" if got == "none" else "unknown" if got == "unknown" else "fallback"
+                f.write(f"{rid}\t{got}\t{kind}\t{int(got == before[rid]['family'])}\n")
+        print(f"  wrote {HELD_OUT.relative_to(ROOT)}")
+    print("  held out by round (each round re-decided with the entries other sets' logs call for):")
+    for label, rs in groups[:3]:
+        print(_line(f"{label}, held out", s_held, rs))
+    alone_entries = [e for e in entries if len(support[e.pattern]) <= 1]
+    if alone_entries:
+        print("  entries that keep one set's logs out of `none` and no other's:")
+        for e in alone_entries:
+            print(f"    {e.kind:10} {e.pattern[:60]:60} {' '.join(sorted(support[e.pattern])) or '-'}")
+
+    print("  each entry left out: the before-records' recorded `none` logs and the labelled sets it keeps "
+          "out of `none` alone")
+    full = answers(set(), ids)
+    for e in entries:
+        out = answers({e.pattern}, [i for i in ids if full[i] != "none"])
+        lost = [i for i, f in out.items() if f == "none"]
+        fail = sum(fam[i] != "none" for i in lost)
+        neg = sum(fam[i] == "none" for i in lost)
+        print(f"    {e.kind:10} {e.pattern[:48]:48} failing logs kept out of none {fail:3}, "
+              f"negatives {neg}  {' '.join(lost[:6])}")
 
 
 if __name__ == "__main__":

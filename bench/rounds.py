@@ -45,8 +45,8 @@ def kind_of(p: dict, progress: bool = False) -> str:
     tools before that table said only "no failure found", so the log's own text decides progress."""
     family, sig, title = p["family"], p.get("signature") or "", (p.get("title") or "").lower()
     if family == "none":
-        if "handled" in title:
-            return "none-handled"
+        if "handled" in title or p.get("chain"):
+            return "none-handled"     # decided over matched lines: handled fallbacks, informational codes
         return "none-progress" if progress or p.get("ok_hints") else "none-silent"
     if sig.startswith("fallback."):
         return "fallback"

@@ -18,7 +18,7 @@ from diagnose.rootline import cause_before, exception_after, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
-from signatures.evidence import FAILURE_KINDS
+from signatures.evidence import FAILURE_KINDS, excused
 from signatures.taxonomy import EXPLAINS_ALL
 from signatures.normalise import line_level, strip_prefix
 
@@ -30,7 +30,7 @@ FAILURE_HINTS = FAILURE_KINDS
 SUMMARY_REACH = 5
 MAX_FACT_LINES = 10   # lines of the same failure read for generic facts, besides the root
 HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "status": 4, "report": 5, "level": 6, "exit": 7,
-              "traceback": 8, "frame": 9}
+              "convention": 8, "lexicon": 9, "traceback": 10, "frame": 11}
 CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
 _confidence_table: dict | None = None
 
@@ -137,7 +137,7 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             # at any log level
             near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
             after = n > root.line and kind == "consequence"
-            if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback")
+            if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
                                                       and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
@@ -440,8 +440,14 @@ def _counts(kind: str, text: str) -> bool:
     """Does a generic failure line count as evidence of a failure? Not when it was logged at warning or
     info level (a handled failure, a retry; a level tag behind an issue's quoting counts too:
     signatures.normalise.line_level), except a checker's `report` at info level: a NaN loss or a
-    failing test is printed by the training loop or harness on its ordinary (info) channel."""
+    failing test is printed by the training loop or harness on its ordinary (info) channel. A `convention`
+    line counts at any level (NCCL logs its failures as WARN); a `lexicon` line (a bare failure word)
+    only with no level tag and no benign context (signatures/evidence.toml [[excuse]])."""
+    if kind == "convention":
+        return True          # a failure its framework logs below error level by convention (NCCL WARN)
     level = line_level(text)
+    if kind == "lexicon":
+        return level is None and not excused(text)
     return level is None or (kind == "report" and level == "info")
 
 

@@ -74,8 +74,7 @@ def family_label(d: Diagnosis) -> tuple[str, str]:
 
     `unknown?` a failure nothing explains; `~oom?` a guess from the wording (no signature); `oom?`
     a signature diagnosis with confidence under 0.6; `none?` a `none` that is no surer than that
-    (no failure found, but no sign of progress either: before-records show such answers wrong about
-    half the time)."""
+    (its kind's measured confidence, diagnose/confidence.toml)."""
     sig = d.signature or ""
     if d.family == "unknown":
         return "unknown?", "bold yellow"

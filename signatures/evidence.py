@@ -11,7 +11,7 @@ from pathlib import Path
 
 TABLE = Path(__file__).parent / "evidence.toml"
 KINDS = ("traceback", "frame", "exception", "error", "status", "report", "level", "assert", "fatal", "exit",
-         "consequence", "ok")
+         "lexicon", "convention", "consequence", "ok")
 # kinds that are evidence of a failure (everything but `ok`, and `consequence`: a shutdown, a
 # cancelled request, the other ranks being killed, which follow a failure but do not show one)
 FAILURE_KINDS = tuple(k for k in KINDS if k not in ("ok", "consequence"))
@@ -24,6 +24,7 @@ class Evidence:
     docs: str
     match: tuple[str, ...]
     no_match: tuple[str, ...]
+    since: str = ""
 
 
 def load(path: Path = TABLE) -> list[Evidence]:
@@ -37,10 +38,69 @@ def load(path: Path = TABLE) -> list[Evidence]:
             raise ValueError(f"{where}: needs a 'pattern' string and 'docs'")
         if not row.get("match") or not row.get("no_match"):
             raise ValueError(f"{where}: needs 'match' and 'no_match' example lines")
-        out.append(Evidence(row["kind"], row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"])))
+        out.append(Evidence(row["kind"], row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"]),
+                            row.get("since", "")))
     return out
 
 
-def hint_patterns() -> list[tuple[str, str]]:
-    """(kind, pattern) pairs, in table order, for the matcher."""
-    return [(e.kind, e.pattern) for e in load()]
+@dataclass(frozen=True)
+class Excuse:
+    pattern: str
+    docs: str
+    match: tuple[str, ...]
+    no_match: tuple[str, ...]
+
+
+def load_excuses(path: Path = TABLE) -> list[Excuse]:
+    """The [[excuse]] entries: benign contexts of a failure word (they excuse `lexicon` lines only)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for i, row in enumerate(data.get("excuse", [])):
+        where = f"{path}: excuse #{i + 1}"
+        if not isinstance(row.get("pattern"), str) or not row.get("docs"):
+            raise ValueError(f"{where}: needs a 'pattern' string and 'docs'")
+        if not row.get("match") or not row.get("no_match"):
+            raise ValueError(f"{where}: needs 'match' and 'no_match' example lines")
+        out.append(Excuse(row["pattern"], row["docs"], tuple(row["match"]), tuple(row["no_match"])))
+    return out
+
+
+_EXCUSE = None
+
+
+def excused(text: str) -> bool:
+    """Does an [[excuse]] describe this line (a failure word counted at zero, said of the future, naming a
+    feature, or under a lower level tag)? One re2 search of the joined excuses, on a hint line only."""
+    global _EXCUSE
+    if _EXCUSE is None:
+        import re2
+
+        _EXCUSE = re2.compile("|".join(f"(?:{e.pattern})" for e in load_excuses()))
+    return _EXCUSE.search(text) is not None
+
+
+# kinds whose entries the matcher scans as one alternation: their words are common ("failed", "ERROR"),
+# so each entry on its own would wake a second-phase scan of most chunks; one pattern wakes one
+JOINED_KINDS = ("lexicon",)
+
+
+def _group(pattern: str) -> str:
+    """The pattern as a group that keeps its leading inline flags to itself: (?i)x -> (?i:x)."""
+    if pattern.startswith("(?i)"):
+        return f"(?i:{pattern[4:]})"
+    return f"(?:{pattern})"
+
+
+def hint_patterns(entries: list[Evidence] | None = None) -> list[tuple[str, str]]:
+    """(kind, pattern) pairs, in table order, for the matcher; the entries of a JOINED_KINDS kind as one
+    alternation, where the first of them stood."""
+    entries = load() if entries is None else entries
+    out: list[tuple[str, str]] = []
+    for kind in JOINED_KINDS:
+        joined = [e.pattern for e in entries if e.kind == kind]
+        if joined:
+            at = next(i for i, e in enumerate(entries) if e.kind == kind)
+            entries = [e for e in entries[:at] if e.kind != kind] + [Evidence(kind, "|".join(map(_group, joined)), "", (), ())] \
+                + [e for e in entries[at:] if e.kind != kind]
+    out += [(e.kind, e.pattern) for e in entries]
+    return out

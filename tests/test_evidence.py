@@ -31,3 +31,50 @@ def test_a_bad_entry_names_the_file(tmp_path):
     p.write_text('[[evidence]]\nkind = "oops"\npattern = "x"\ndocs = "d"\nmatch = ["x"]\nno_match = ["y"]\n')
     with pytest.raises(ValueError, match=str(p)):
         load_table(p)
+
+
+# -- excuses: benign contexts of a bare failure word (they excuse `lexicon` lines only)
+
+from signatures.evidence import excused, load_excuses  # noqa: E402
+
+EXCUSES = load_excuses()
+
+
+@pytest.mark.parametrize("ex", EXCUSES, ids=[ex.pattern[:40] for ex in EXCUSES])
+def test_excuse_examples(ex):
+    import re2
+
+    assert check_pattern(ex.pattern) is None, check_pattern(ex.pattern)
+    for line in ex.match:
+        assert re2.search(ex.pattern, line) and excused(line), f"{ex.pattern!r} must excuse {line!r}"
+    for line in ex.no_match:
+        assert not re2.search(ex.pattern, line), f"{ex.pattern!r} must not excuse {line!r}"
+
+
+def test_an_excuse_applies_to_the_lexicon_only():
+    """'no errors' excuses a bare failure word on its line, never an exception line."""
+    from diagnose.engine import diagnose_text
+
+    assert diagnose_text(b"-- Build finished, no errors occurred\n").family == "none"
+    assert diagnose_text(b"-- Configuring incomplete, errors occurred!\n").family != "none"
+    assert diagnose_text(b"Build failed.\n").family != "none"
+    assert diagnose_text(b"RuntimeError: boom (no errors before this)\n").family != "none"
+
+
+@pytest.mark.parametrize("text, level", [
+    (b"hai-a100-3:376586:377441 [2] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed\n", "any level"),
+    (b"2018-05-16 09:22:38.466424: W tensorflow/core/framework/op_kernel.cc:1192] Invalid argument: ConcatOp : x\n",
+     "TF's W"),
+])
+def test_a_convention_line_counts_at_a_lower_level(text, level):
+    from diagnose.engine import diagnose_text
+
+    assert diagnose_text(text).family != "none", level
+
+
+def test_a_lexicon_line_at_warning_level_does_not_count():
+    from diagnose.engine import diagnose_text
+
+    assert diagnose_text(b"WARNING: CUDA memory allocation failed; attempting to free up memory...\n").family == "none"
+    assert diagnose_text(b"[W socket.cpp:663] Health check failed.\n").family == "none"
+    assert diagnose_text(b"[2026-04-27 03:18:18] Health check failed. Server couldn't get a response\n").family != "none"

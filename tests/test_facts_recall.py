@@ -24,16 +24,14 @@ def _in_root_line(value: str, root_text: str) -> bool:
 # rows whose root the tool places elsewhere (the root-line misses of bench/rounds.py): their fact is
 # not in the line the tool reads as the root
 KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this list's misses were added
-         "g25-004": "family missed (none): a function named in prose in backticks (`cuda_gridsize`) is not read",
+         "g25-004": "family unknown (a 'CUDA Error' in prose): a function named in backticks (`cuda_gridsize`) is not read",
          "g25-029": "the tool's root is the later init.cu line 13: the first NCCL WARN line's net_ib.cu:788 is a twin of the "
                     "file_line the root gave, and chain lines add only kinds the root's lines did not say",
-         "g25-043": "family missed (none): the device and arch of a prose sentence are not read",
          "g26-004": "the tool's root is the later 'unhandled system error' line 6; the NCCL WARN line 1 before it is not read",
-         "g26-013": "family missed (none): 'ImportError:libcudart.so.9.0' with no space after the colon is not read",
          "g26-033": "the tool's root is the later 'ring create req: -5' line 15; the ring on line 3 is not read",
-         "g26-038": "family missed (none): a device assert wrapped over three lines ('fail' / 'ed.') is not read",
-         "g27-006": "family missed (none): CMake's HIP error line is no failure the tool reads",
-         "g27-025": "family missed (none): gtest's 'difference ... is 85, which exceeds 1e-5' is not read",
+         "g26-038": "a device assert wrapped over three lines ('fail' / 'ed.'): read as a failure, its facts are not",
+         "g27-006": "CMake's HIP error line is read as a failure (family guessed compile-error), its facts are not",
+         "g27-025": "gtest's 'difference ... is 85, which exceeds 1e-5' is read as a failure (family unknown), its values are not",
          "g27-031": "the Tensor method in the notebook's flattened traceback (.view) is not read as the op"}
 
 

@@ -47,6 +47,8 @@ BAITS = {
     "ptxas-ish": "ptxas info : Used 1",
     "error words": "Error: ",
     "docker prefix": "svc |",
+    "failure lexicon": "Expected failed ERROR no errors may fail ",
+    "quoted assertion": "Assertion `a",
 }
 
 
@@ -85,6 +87,14 @@ def _generic_hints():
         yield f"signatures.matcher.HINTS[{i}:{kind}]", re2.compile(p.encode())
 
 
+def _excuses():
+    # the [[excuse]] patterns of signatures/evidence.toml, joined as the engine runs them on hint lines
+    from signatures import evidence
+
+    evidence.excused("x")
+    yield "signatures.evidence._EXCUSE", evidence._EXCUSE
+
+
 def _guidance_questions():
     from diagnose import guidance
 
@@ -93,7 +103,7 @@ def _guidance_questions():
 
 
 # Patterns not held at module level: add a function yielding (name, regex) here.
-EXTRA = [_fallback_words, _generic_hints, _guidance_questions]
+EXTRA = [_fallback_words, _generic_hints, _excuses, _guidance_questions]
 
 
 def text_patterns() -> dict[str, object]:
@@ -138,7 +148,7 @@ def test_the_patterns_are_found():
     names = set(PATTERNS)
     for expected in ("signatures.normalise._LEVEL", "signatures.normalise._PREFIX", "signatures.normalise._ANSI",
                      "diagnose.clusters.MASKS[0][0]", "diagnose.guidance[cuda]",
-                     "probes.capture._COMPILER_WORDS", "signatures.facts._SIZE"):
+                     "probes.capture._COMPILER_WORDS", "signatures.facts._SIZE", "signatures.evidence._EXCUSE"):
         assert expected in names, sorted(names)
 
 
