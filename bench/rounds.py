@@ -55,7 +55,7 @@ def kind_of(p: dict, progress: bool = False) -> str:
                                                           or "binary" in title or "blank lines" in title) else "unknown"
     if any("hard-wrapped" in n for n in p.get("notes") or ()):
         return "wrapped"
-    if p.get("tier") == "support":
+    if p.get("tier") == "support" or any("explained beside the failure" in n for n in p.get("notes") or ()):
         return "support"
     if p.get("role") == "root":
         return "root-rival" if p.get("rivals") else "root"

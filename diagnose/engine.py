@@ -182,7 +182,10 @@ def _passed_through(m: Match, frames: set[int]) -> bool:
 
 def decide(scan: ScanResult, path: str) -> Diagnosis:
     d = Diagnosis(path=path, lines=scan.lines, bytes=scan.bytes, error=scan.error)
-    matches = scan.matches
+    # context evidence (the source line of a check) is never a failure, a rival or a chain line: it
+    # only explains an unexplained failure beside it (_warned)
+    context = [m for m in scan.matches if m.signature.tier == "context"]
+    matches = [m for m in scan.matches if m.signature.tier != "context"] if context else scan.matches
     active = [m for m in matches if not m.demoted]
     benign = [m for m in active if m.signature.role == "benign"]
     failures = [m for m in active if m.signature.role != "benign"]
@@ -191,7 +194,7 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
         failures = [f for f in failures if not _excused(f.line, benign_lines, own_lines)]
 
     if not failures:
-        return _no_signature(d, scan, matches, benign)
+        return _warned(_no_signature(d, scan, matches, benign), scan, matches, context)
 
     roots = [m for m in failures if m.signature.role == "root" and m.signature.tier == "hard"]
     wrappers = [m for m in failures if m.signature.role == "wrapper"]
@@ -225,8 +228,14 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     # a terminator (an error count, an abort, an exit status) stands for the cause printed before it
     cause = (cause_before(root.line, root.text, scan.hints, failures, sig.family)
              or exception_after(root.line, root.text, scan.hints))
+    # a deciding frame is where the failure passed: the exception that ends its traceback is the root line
+    framed = None if cause else _frame_exception(root, scan.hints, frames)
+    cause = cause or framed
     d.root = Line(cause[0], cause[1]) if cause else Line(root.line, root.text)
     d.chain = _chain(root, matches, scan.hints, cause)
+    if framed:
+        d.chain = [ChainLink(c.line, c.family, c.signature, "detail", c.text) if c.line == root.line and c.role == "symptom"
+                   else c for c in d.chain]
     d.facts = facts
     d.fact_text = _fact_texts(facts, [root.text] + same)
     d.fix = fill(sig.fix, facts, d.fact_text)
@@ -237,6 +246,20 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     d.confidence = _confidence(root, roots, wrappers, failures)
     d.evidence = _evidence(root, failures, scan)
     return d
+
+
+FRAME_TO_EXCEPTION = 40   # lines from a deciding frame to the exception line that ends its traceback
+
+
+def _frame_exception(root: Match, hints, frames: set[int]):
+    """(line, text, id) of the exception that ends the traceback of a deciding frame, or None. A
+    traceback frame (support evidence) decides the family but is where the failure passed; the
+    exception line below it, when the log kept one, is the failure itself."""
+    if root.signature.tier == "support" and _passed_through(root, frames):
+        for kind, n, text in hints:
+            if kind == "exception" and root.line < n <= root.line + FRAME_TO_EXCEPTION:
+                return n, text, "evidence.exception"
+    return None
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -351,6 +374,50 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
     d.fix = g.fix
     d.explanation = ("No signature explains this failure. The family is a guess from words in the error "
                      "lines, not a recognised message: confirm it by reading the root line.")
+
+
+WARNED_REACH = 20    # lines between a failure no signature explains and a known failure logged as a warning
+WARNED_NOTE = "explained beside the failure"
+
+
+def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[Match] = ()) -> Diagnosis:
+    """A failure no signature explains, beside evidence that names its family without being a failure
+    itself: a known failure logged at warning level within WARNED_REACH lines (a prerequisite check
+    "async_io requires libaio ... not found", then "Unable to pre-compile async_io"), or `context`
+    evidence within its signature's `context_reach` (the source line `assert torch.allclose(...)` just above a
+    bare AssertionError; a prerequisite check "X requires libY ... not found" printed as plain text).
+    On its own neither is a failure (the taxonomy's rule on warnings); beside one it predicts the
+    family, as support evidence (support confidence), never above a hard root, a frame or a code
+    (those decided already)."""
+    if d.root is None or not (d.family == "unknown" or (d.signature or "").startswith("fallback.")):
+        return d
+    at = d.root.line
+    near = [m for m in matches if m.demoted and m.signature.role == "root" and m.signature.tier == "hard"
+            and abs(m.line - at) <= WARNED_REACH]
+    near += [m for m in context if 0 < abs(at - m.line) <= m.signature.context_reach]
+    if not near:
+        return d
+    from dataclasses import replace
+
+    best = min(near, key=lambda m: (m.signature.tier != "context", -m.signature.priority, abs(m.line - at), m.line))
+    promoted = replace(best, demoted=False, signature=replace(best.signature, tier="support"))
+    rescan = ScanResult(matches=[promoted if m is best else m for m in matches] + ([promoted] if best in context else []),
+                        hints=scan.hints, lines=scan.lines, bytes=scan.bytes, error=scan.error)
+    d2 = decide(rescan, d.path)
+    if d2.signature != best.signature.id:
+        return d
+    # the failure it explains is its symptom, wherever the paste put it
+    if all(link.line != at for link in d2.chain):
+        d2.chain.append(ChainLink(at, d2.family, "evidence.unexplained", "symptom", d.root.text))
+        d2.chain = d2.chain[:1] + sorted(d2.chain[1:], key=lambda link: link.line)
+    # a check's source line (as a traceback prints it) explains; the failure is what it raised
+    code = best in context and best.text.lstrip(" \t'\"`>").startswith("assert")
+    how = ("the source line of the check that failed" if code else "evidence that is not a failure on its own"
+           if best in context else "a known failure logged at warning level")
+    if code:
+        d2.root = Line(at, d.root.text)
+    d2.notes.append(f"{WARNED_NOTE}: {how} (line {best.line}) explains the failure at line {at}")
+    return d2
 
 
 def _benign_lines(benign: list[Match]) -> tuple[list[int], set[int]]:

@@ -46,7 +46,16 @@ def check_signature(sig: Signature, matcher) -> list[Problem]:
         if unasserted:
             problems.append(Problem(sig.id, sig.file, f"example captures fact(s) it does not assert "
                                                        f"({', '.join(unasserted)}): {ex.line!r}"))
-        if sig.role != "benign" and not all(m.demoted for m in own):
+        if sig.tier == "context":
+            # never a failure alone; just above a bare failure it names the family
+            alone = decide(scan, "<example>")
+            if alone.signature == sig.id:
+                problems.append(Problem(sig.id, sig.file, f"context evidence decided a log alone: {ex.line!r}"))
+            beside = decide(matcher.scan_bytes(ex.line.encode() + b"\nAssertionError\n"), "<example>")
+            if beside.family != sig.family:
+                problems.append(Problem(sig.id, sig.file, f"example above a bare AssertionError classifies as "
+                                                           f"{beside.family} (via {beside.signature}), not {sig.family}: {ex.line!r}"))
+        elif sig.role != "benign" and not all(m.demoted for m in own):
             d = decide(scan, "<example>")
             if d.family != sig.family:
                 problems.append(Problem(sig.id, sig.file,

@@ -33,6 +33,7 @@ class _Table:
     words: list[str]      # word id -> re2 source
     scan: object          # bytes -> set of word ids present; None without hyperscan
     re2_only: frozenset   # word ids hyperscan could not compile: always asked of re2
+    tiebreaks: list = None  # (preferred family, families it is preferred over, re2 regex on the root line)
 
 
 _table: _Table | None = None
@@ -54,7 +55,13 @@ def _load() -> _Table:
                 words.append(w)
             rows.append((row["name"], row["origin"], row["fix"], ids))
         scan, re2_only = _word_scanner(words)
-        _table = _Table(rows, words, scan, re2_only)
+        tiebreaks = []
+        for tb in data.get("tiebreak", []):
+            bad = [f for f in [tb["prefer"], *tb["over"]] if f not in FAMILIES]
+            if bad:
+                raise ValueError(f"{TABLE}: tiebreak names {bad} not in the taxonomy")
+            tiebreaks.append((tb["prefer"], frozenset(tb["over"]), re2.compile("(?i)" + tb["when"])))
+        _table = _Table(rows, words, scan, re2_only, tiebreaks)
     return _table
 
 
@@ -110,6 +117,7 @@ def guess(lines: list[tuple[str, float]]) -> Guess | None:
         else:
             present.append(None)
     best: Guess | None = None
+    scored: dict[str, Guess] = {}
     for name, origin, fix, regexes in table.rows:
         score, words = 0.0, []
         start = regexes[0][0] if regexes else 0       # a row's word ids are consecutive
@@ -124,6 +132,14 @@ def guess(lines: list[tuple[str, float]]) -> Guess | None:
                 if m:
                     score += weight
                     words.append(m.group(0))
-        if score > 0 and (best is None or score > best.score):
-            best = Guess(name, origin, fix, score, tuple(dict.fromkeys(words)))
+        if score > 0:
+            scored[name] = Guess(name, origin, fix, score, tuple(dict.fromkeys(words)))
+            if best is None or score > best.score:
+                best = scored[name]
+    # the taxonomy's tie-breaks ("Where two families seem to fit"), as data: an error a kernel
+    # compiler raises is compile-error whatever its words are about (shapes, dtypes, devices)
+    if best is not None and lines:
+        for prefer, over, when in table.tiebreaks or ():
+            if best.family in over and prefer in scored and when.search(lines[0][0]):
+                return scored[prefer]
     return best

@@ -19,12 +19,14 @@ from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLE
 
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
-KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for", "reach"}
-TIERS = ("hard", "support")
+KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for", "reach",
+                         "context_reach"}
+TIERS = ("hard", "support", "context")   # context: never a failure alone; explains one beside it
 REACHES = ("around", "line")
 # data the generated signatures are made of (the code tables, and the fallback's fix texts they reuse)
 _TABLES = (Path(__file__).parent / "codes.toml", Path(__file__).parent / "fallback.toml")
 MAX_PATTERN_LEN = 2000
+CONTEXT_REACH = 20      # lines either side of an unexplained failure that context evidence explains
 
 
 class SignatureError(ValueError):
@@ -115,6 +117,9 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         raise SignatureError(f"{_where(path, sig_id)}: tier must be one of {', '.join(TIERS)}, not {raw['tier']!r}")
     if raw.get("reach", "around") not in REACHES or ("reach" in raw and raw["role"] != "benign"):
         raise SignatureError(f"{_where(path, sig_id)}: reach is for benign signatures: one of {', '.join(REACHES)}")
+    if "context_reach" in raw and (raw.get("tier") != "context" or not isinstance(raw["context_reach"], int)
+                                   or not 1 <= raw["context_reach"] <= 200):
+        raise SignatureError(f"{_where(path, sig_id)}: 'context_reach' (lines, 1..200) is for tier = \"context\" only")
     if not isinstance(raw["priority"], int) or not 0 <= raw["priority"] <= 100:
         raise SignatureError(f"{_where(path, sig_id)}: priority must be an integer 0..100")
     patterns = _as_tuple(raw["patterns"], path, sig_id, "patterns")
@@ -163,7 +168,8 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         examples=tuple(examples),
         counterexamples=no_match,
         in_warnings=bool(raw.get("in_warnings", False)), file=str(path), tier=raw.get("tier", "hard"),
-        reach=raw.get("reach", "around"), fix_for=fix_for, next_step_for=next_step_for,
+        reach=raw.get("reach", "around"), context_reach=int(raw.get("context_reach", CONTEXT_REACH)),
+        fix_for=fix_for, next_step_for=next_step_for,
     )
 
 

@@ -31,11 +31,14 @@ class Signature:
     next_step_for: tuple[tuple[str, str], ...] = ()         # (ecosystem, next step)
     file: str = ""
     # evidence tier: `hard` names the failure; `support` points at a family without naming the
-    # failure (a traceback frame in an autotuner, a status code): used only when no hard root is found
+    # failure (a traceback frame in an autotuner, a status code): used only when no hard root is found;
+    # `context` never shows a failure on its own (the source line of a check), it only explains an
+    # unexplained failure just after it (engine.py `_warned`)
     tier: str = "hard"
     # what a benign signature excuses: `around` (the failures logged just before it: a fallback's
     # caught exception) or `line` (its own line only: an informational vendor code like Xid 63)
     reach: str = "around"
+    context_reach: int = 20       # context: lines either side of the failure it may explain
 
 
 @dataclass
