@@ -21,6 +21,7 @@ REACH = 40   # a cause stands at most this many lines before the terminator
 GAP = 12     # and the failure lines between them are at most this far apart (one run, one block)
 
 _compiled: list | None = None
+_joined = None
 
 
 def terminators() -> list[tuple[str, object]]:
@@ -34,9 +35,23 @@ def terminators() -> list[tuple[str, object]]:
     return _compiled
 
 
+def _any():
+    """All terminators in one re2 alternation: most lines are none, and one search says so."""
+    global _joined
+    if _joined is None:
+        import re2
+
+        rows = tomllib.loads(TABLE.read_text(encoding="utf-8"))["terminator"]
+        _joined = re2.compile("|".join(f"(?:{r['pattern']})" for r in rows))
+    return _joined
+
+
 def terminator(text: str) -> str | None:
     """The id of the terminator this line is, or None."""
     msg = strip_prefix(text)
+    joined = _any()
+    if not (joined.search(msg) or (msg is not text and msg != text and joined.search(text))):
+        return None
     for tid, rx in terminators():
         if rx.search(msg) or rx.search(text):
             return tid
