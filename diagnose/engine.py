@@ -440,11 +440,17 @@ def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[
     return d2
 
 
+BENIGN_AFTER = 5   # reach = "after": the lines a benign line quotes just below it (its source frames)
+
+
 def _benign_lines(benign: list[Match]) -> tuple[list[int], set[int]]:
     """The lines of benign matches that excuse the failures around them (sorted), and those that
-    excuse only their own line (`reach = "line"`: an informational vendor code)."""
-    around = sorted(b.line for b in benign if b.signature.reach != "line")
-    return around, {b.line for b in benign if b.signature.reach == "line"}
+    excuse only their own line (`reach = "line"`: an informational vendor code) or their own line and
+    the BENIGN_AFTER lines below it (`reach = "after"`: a note quoting the source frames it is about)."""
+    around = sorted(b.line for b in benign if b.signature.reach == "around")
+    own = {b.line for b in benign if b.signature.reach == "line"}
+    own |= {b.line + k for b in benign if b.signature.reach == "after" for k in range(BENIGN_AFTER + 1)}
+    return around, own
 
 
 def _excused(line: int, benign_lines: list[int], own_lines: set[int] = frozenset()) -> bool:

@@ -25,11 +25,8 @@ def _in_root_line(value: str, root_text: str) -> bool:
 # not in the line the tool reads as the root
 KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this list's misses were added
          # rounds g28 and g29, as their before-records found them (scored at ee7e4a4; not fixed here)
-         "g28-014": "family missed (unknown): the device after 'on device' (Apple M1) in a KernelException line is not read",
-         "g28-029": "family missed (unknown): the hipSYCL 'local memory (N) exceeds limit (M)' amounts are not read",
          "g28-030": "the shared-memory request inside a quoted cudaFuncSetAttribute(..., 102400) call is not read as requested",
          "g28-046": "the bracketed NV status name [NV_ERR_RESET_REQUIRED] in an NVRM assertion is not read as a code",
-         "g29-001": "family missed (unknown): the extension module named in a NameError (selective_scan_cuda) is not read as a library",
          "g29-032": "family missed (unknown): TensorRT's '[optimizer.cpp::computeCosts::1855]' location form is not read as file:line",
          "g29-033": "the tool's root is the later WARN line 18; the annotated rank 11 is not on the root line (the test's substring check finds '11' inside the thread id 1158)",
          "g25-004": "family unknown (a 'CUDA Error' in prose): a function named in backticks (`cuda_gridsize`) is not read",
