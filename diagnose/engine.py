@@ -6,6 +6,7 @@ and applies `fusion.fuse` when an environment snapshot is available.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import os
 import re
@@ -357,15 +358,16 @@ def _evidence(root: Match | None, failures: list[Match], scan: ScanResult) -> li
     return [Line(n, t) for n, t in sorted(lines.items())][:200]
 
 
-def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
+def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> None:
     """An unexplained failure gets the family its wording points at, as a low-confidence guess.
 
     The root line counts double; the last few error lines count once. The log stays marked as
-    unexplained (signature `fallback.<family>`), so `diagnose clusters` still lists it."""
+    unexplained (signature `fallback.<family>`), so `diagnose clusters` still lists it. `frames`
+    (the traceback's frame lines) are read only for the GPU context some families need."""
     from signatures.fallback import guess
 
     lines = [(strip_prefix(root[2]), 2.0)] + [(strip_prefix(t), 1.0) for _, n, t in hints[-8:] if n != root[1]]
-    g = guess(lines)
+    g = guess(lines, [strip_prefix(t) for t in frames[-40:]])
     if g is None:
         return
     d.family, d.origin, d.signature = g.family, g.origin, f"fallback.{g.family}"
@@ -374,6 +376,17 @@ def _fallback_guess(d: Diagnosis, hints: list, root) -> None:
     d.fix = g.fix
     d.explanation = ("No signature explains this failure. The family is a guess from words in the error "
                      "lines, not a recognised message: confirm it by reading the root line.")
+
+
+@functools.lru_cache(maxsize=64)
+def _context_when(pattern: str):
+    import re2
+    return re2.compile(pattern)
+
+
+def _root_takes(pattern: str, text: str) -> bool:
+    """Whether a context signature's `context_when` (re2) takes this unexplained failure's root line."""
+    return _context_when(pattern).search(text) is not None
 
 
 WARNED_REACH = 20    # lines between a failure no signature explains and a known failure logged as a warning
@@ -394,7 +407,8 @@ def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[
     at = d.root.line
     near = [m for m in matches if m.demoted and m.signature.role == "root" and m.signature.tier == "hard"
             and abs(m.line - at) <= WARNED_REACH]
-    near += [m for m in context if 0 < abs(at - m.line) <= m.signature.context_reach]
+    near += [m for m in context if 0 < abs(at - m.line) <= m.signature.context_reach
+             and (not m.signature.context_when or _root_takes(m.signature.context_when, d.root.text))]
     if not near:
         return d
     from dataclasses import replace
@@ -412,10 +426,16 @@ def _warned(d: Diagnosis, scan: ScanResult, matches: list[Match], context: list[
         d2.chain = d2.chain[:1] + sorted(d2.chain[1:], key=lambda link: link.line)
     # a check's source line (as a traceback prints it) explains; the failure is what it raised
     code = best in context and best.text.lstrip(" \t'\"`>").startswith("assert")
-    how = ("the source line of the check that failed" if code else "evidence that is not a failure on its own"
-           if best in context else "a known failure logged at warning level")
-    if code:
+    # evidence that names the family only beside a failure of its kind (`context_when`: a launch frame
+    # beside an invalid-value error) says which call raised it; the failure is the root
+    raised = best in context and bool(best.signature.context_when)
+    how = ("the source line of the check that failed" if code else "a line of the call that raised it" if raised
+           else "evidence that is not a failure on its own" if best in context else "a known failure logged at warning level")
+    if code or raised:
         d2.root = Line(at, d.root.text)
+    if raised:        # the failure's own facts (its code, the file:line it names) are read from its line
+        d2.facts = {**d.facts, **d2.facts}
+        d2.fact_text = {**(d.fact_text or {}), **(d2.fact_text or {})}
     d2.notes.append(f"{WARNED_NOTE}: {how} (line {best.line}) explains the failure at line {at}")
     return d2
 
@@ -493,7 +513,7 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.next_step = UNKNOWN_NEXT
         d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
         d.fact_text = _fact_texts(d.facts, [root[2]])
-        _fallback_guess(d, [h for h in hints if h[0] != "frame"], root)
+        _fallback_guess(d, [h for h in hints if h[0] != "frame"], root, [t for k, _, t in hints if k == "frame"])
         return d
     d.family = "none"
     progress = [h for h in scan.hints if h[0] == "ok"]

@@ -51,10 +51,16 @@ def check_signature(sig: Signature, matcher) -> list[Problem]:
             alone = decide(scan, "<example>")
             if alone.signature == sig.id:
                 problems.append(Problem(sig.id, sig.file, f"context evidence decided a log alone: {ex.line!r}"))
-            beside = decide(matcher.scan_bytes(ex.line.encode() + b"\nAssertionError\n"), "<example>")
+            probe = sig.context_probe or "AssertionError"
+            beside = decide(matcher.scan_bytes(ex.line.encode() + b"\n" + probe.encode() + b"\n"), "<example>")
             if beside.family != sig.family:
-                problems.append(Problem(sig.id, sig.file, f"example above a bare AssertionError classifies as "
+                problems.append(Problem(sig.id, sig.file, f"example above {probe!r} classifies as "
                                                            f"{beside.family} (via {beside.signature}), not {sig.family}: {ex.line!r}"))
+            if sig.context_when:          # a failure its condition does not take stays unexplained by it
+                other = decide(matcher.scan_bytes(ex.line.encode() + b"\nAssertionError\n"), "<example>")
+                if other.signature == sig.id:
+                    problems.append(Problem(sig.id, sig.file, f"example explains a bare AssertionError, which its "
+                                                               f"context_when does not take: {ex.line!r}"))
         elif sig.role != "benign" and not all(m.demoted for m in own):
             d = decide(scan, "<example>")
             if d.family != sig.family:

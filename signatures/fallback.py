@@ -29,11 +29,12 @@ class Guess:
 
 @dataclass
 class _Table:
-    rows: list            # (family, origin, fix, [(word id, re2 regex)])
+    rows: list            # (family, origin, fix, [(word id, re2 regex)], needs a GPU context)
     words: list[str]      # word id -> re2 source
     scan: object          # bytes -> set of word ids present; None without hyperscan
     re2_only: frozenset   # word ids hyperscan could not compile: always asked of re2
     tiebreaks: list = None  # (preferred family, families it is preferred over, re2 regex on the root line)
+    context: object = None  # re2 regex: a GPU context word (the `needs_context` families require one)
 
 
 _table: _Table | None = None
@@ -53,7 +54,7 @@ def _load() -> _Table:
             for w in row["words"]:
                 ids.append((len(words), re2.compile("(?i)" + w)))
                 words.append(w)
-            rows.append((row["name"], row["origin"], row["fix"], ids))
+            rows.append((row["name"], row["origin"], row["fix"], ids, bool(row.get("needs_context", False))))
         scan, re2_only = _word_scanner(words)
         tiebreaks = []
         for tb in data.get("tiebreak", []):
@@ -61,7 +62,9 @@ def _load() -> _Table:
             if bad:
                 raise ValueError(f"{TABLE}: tiebreak names {bad} not in the taxonomy")
             tiebreaks.append((tb["prefer"], frozenset(tb["over"]), re2.compile("(?i)" + tb["when"])))
-        _table = _Table(rows, words, scan, re2_only, tiebreaks)
+        context_words = data.get("context", {}).get("words", [])
+        context = re2.compile("(?i)" + "|".join(f"(?:{w})" for w in context_words)) if context_words else None
+        _table = _Table(rows, words, scan, re2_only, tiebreaks, context)
     return _table
 
 
@@ -105,11 +108,14 @@ def _word_scanner(words: list[str]):
     return scan, frozenset(bad)
 
 
-def guess(lines: list[tuple[str, float]]) -> Guess | None:
+def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | None:
     """The family whose words weigh most in `lines` ((text, weight) pairs); None when no word hits.
 
-    Ties go to the family listed first in the table (the more specific ones come first)."""
+    A family marked `needs_context` counts only when a GPU context word occurs in `lines` or in
+    `frames` (the traceback's frame lines, read for context only, never scored). Ties go to the
+    family listed first in the table (the more specific ones come first)."""
     table = _load()
+    gpu = table.context is None or any(table.context.search(t) for t in [*(t for t, _ in lines), *frames])
     present: list[list[int] | None] = []     # per line: the word ids hyperscan saw, sorted (None: ask re2 of all)
     for text, _ in lines:
         if table.scan is not None and text.isascii():
@@ -118,7 +124,9 @@ def guess(lines: list[tuple[str, float]]) -> Guess | None:
             present.append(None)
     best: Guess | None = None
     scored: dict[str, Guess] = {}
-    for name, origin, fix, regexes in table.rows:
+    for name, origin, fix, regexes, needs_context in table.rows:
+        if needs_context and not gpu:
+            continue
         score, words = 0.0, []
         start = regexes[0][0] if regexes else 0       # a row's word ids are consecutive
         for (text, weight), hits in zip(lines, present):

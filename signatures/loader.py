@@ -20,7 +20,7 @@ from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLE
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
 KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for", "reach",
-                         "context_reach"}
+                         "context_reach", "context_when"}
 TIERS = ("hard", "support", "context")   # context: never a failure alone; explains one beside it
 REACHES = ("around", "line", "after")
 # data the generated signatures are made of (the code tables, and the fallback's fix texts they reuse)
@@ -120,6 +120,18 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
     if "context_reach" in raw and (raw.get("tier") != "context" or not isinstance(raw["context_reach"], int)
                                    or not 1 <= raw["context_reach"] <= 200):
         raise SignatureError(f"{_where(path, sig_id)}: 'context_reach' (lines, 1..200) is for tier = \"context\" only")
+    when = raw.get("context_when", {})
+    if "context_when" in raw and (raw.get("tier") != "context" or not isinstance(when, dict)
+                                  or set(when) != {"pattern", "probe"}):
+        raise SignatureError(f"{_where(path, sig_id)}: 'context_when' (a table: pattern, probe) is for tier = \"context\" only")
+    if when:
+        import re2
+        try:
+            matched = re2.search(when["pattern"], when["probe"]) is not None
+        except re2.error as e:
+            raise SignatureError(f"{_where(path, sig_id)}: context_when pattern does not compile in re2: {e}") from None
+        if not matched:
+            raise SignatureError(f"{_where(path, sig_id)}: context_when probe {when['probe']!r} does not match its pattern")
     if not isinstance(raw["priority"], int) or not 0 <= raw["priority"] <= 100:
         raise SignatureError(f"{_where(path, sig_id)}: priority must be an integer 0..100")
     patterns = _as_tuple(raw["patterns"], path, sig_id, "patterns")
@@ -169,6 +181,7 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
         counterexamples=no_match,
         in_warnings=bool(raw.get("in_warnings", False)), file=str(path), tier=raw.get("tier", "hard"),
         reach=raw.get("reach", "around"), context_reach=int(raw.get("context_reach", CONTEXT_REACH)),
+        context_when=when.get("pattern", ""), context_probe=when.get("probe", ""),
         fix_for=fix_for, next_step_for=next_step_for,
     )
 

@@ -39,6 +39,11 @@ class Signature:
     # caught exception) or `line` (its own line only: an informational vendor code like Xid 63)
     reach: str = "around"
     context_reach: int = 20       # context: lines either side of the failure it may explain
+    # context: an re2 pattern the unexplained failure's root line must match for this evidence to
+    # explain it ("" = any failure), and a failure line it explains (`diagnose signatures check` puts
+    # each example above it, and above a bare AssertionError, which it must then not explain)
+    context_when: str = ""
+    context_probe: str = ""
 
 
 @dataclass

@@ -9,7 +9,7 @@ from signatures.matcher import Matcher
 def test_guess_scores_words_and_prefers_specific_families():
     assert guess([("RuntimeError: kernel ran out of GPU memory while allocating", 2.0)]).family == "oom"
     assert guess([("ptxas error: entry uses too much shared data", 2.0)]).family == "shared-memory-exceeded"
-    g = guess([("ValueError: operands could not be broadcast together with shapes (3,) (4,)", 2.0)])
+    g = guess([("RuntimeError: tensors could not be broadcast together with shapes (3,) (4,)", 2.0)])
     assert g.family == "shape-stride-mismatch" and "shapes" in g.words
     assert guess([("KeyError: 'model.layers.3'", 2.0)]) is None
 
@@ -29,3 +29,36 @@ def test_no_failure_evidence_no_guess():
     m = Matcher([s for s in load_all() if s.family == "oom"])
     d = decide(m.scan_bytes(b"all_reduce bandwidth 180 GB/s, shapes (4096, 4096), nan count 0\n"), "<t>")
     assert d.family == "none"
+
+
+def test_gpu_families_need_a_gpu_context():
+    # numpy's own errors: shape words with no tensor/kernel/device word anywhere near are no GPU failure
+    numpy = ("ValueError: setting an array element with a sequence. The requested array has an "
+             "inhomogeneous shape after 1 dimensions. The detected shape was (722,) + inhomogeneous part.", 2.0)
+    assert guess([numpy]) is None
+    assert guess([("ValueError: operands could not be broadcast together with shapes (3,) (4,)", 2.0)]) is None
+    assert guess([("TypeError: Cannot cast array data from dtype('float64') to dtype('int64')", 2.0)]) is None
+    # the same words with a GPU context on the line, or in a frame of the traceback (read, not scored)
+    assert guess([numpy], ['  File "/x/site-packages/torch/nn/modules/module.py", line 1, in forward']).family \
+        == "shape-stride-mismatch"
+    assert guess([("TypeError: Cannot cast tensor data from dtype('float64') to dtype('int64')", 2.0)]).family \
+        == "dtype-mismatch"
+    # numerics need none: a tolerance report is numerical-mismatch whatever computed the numbers
+    assert guess([("1 bad tolerances (of 8572360), observed nan", 2.0)]).family == "numerical-mismatch"
+
+
+def test_cpu_core_number_is_not_a_device():
+    sigsegv = ("*** SIGSEGV received at time=1709021359 on cpu 44 ***", 2.0)
+    frame = '  File "/x/site-packages/torch/cuda/graphs.py", line 77 in capture_begin'
+    assert guess([sigsegv], [frame]) is None
+    assert guess([("RuntimeError: expected the input on the CPU, got cuda tensor", 2.0)]).family == "device-placement"
+    assert guess([("RuntimeError: weight is on cpu", 2.0)], [frame]).family == "device-placement"
+
+
+def test_timed_out_beats_the_collective_words():
+    # the taxonomy: collective-comm is a failure "not a timeout"; a collective that did not finish is timeout-hang
+    g = guess([("timed out initializing process group in store based barrier on rank", 2.0)])
+    assert g.family == "timeout-hang" and g.origin == "runtime-assumption"
+    assert guess([("RuntimeError: Gloo all_reduce watchdog: collective deadline exceeded", 2.0)]).family == "timeout-hang"
+    # no time word on the root line: the collective words keep it
+    assert guess([("RuntimeError: process group rendezvous failed on rank 3", 2.0)]).family == "collective-comm"

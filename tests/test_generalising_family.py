@@ -296,7 +296,7 @@ def test_a_compiler_raised_shape_or_dtype_error_is_guessed_compile_error():
     assert guess([("NotImplementedError: Mosaic GPU lowering: unsupported shape (3, 5) for wgmma", 2.0)]).family == "compile-error"
     assert guess([("LoweringException: operand dtype mismatch between int8 and bf16", 2.0)]).family == "compile-error"
     # no compiler in sight: the shape words keep their family
-    assert guess([("ValueError: unsupported shape (3, 5) for this op", 2.0)]).family == "shape-stride-mismatch"
+    assert guess([("ValueError: unsupported shape (3, 5) for this kernel", 2.0)]).family == "shape-stride-mismatch"
     # shared memory and the target arch are not overruled (the taxonomy's exceptions)
     assert guess([("MLIR lowering: shared memory exceeds the limit for this block", 2.0)]).family == "shared-memory-exceeded"
     assert guess([("codegen: the kernel image requires compute capability 9.0", 2.0)]).family == "arch-mismatch"

@@ -75,9 +75,11 @@ def _fallback_words():
     from signatures import fallback
 
     table = fallback._load()
-    for family, _origin, _fix, words in table.rows:
+    for family, _origin, _fix, words, *_ in table.rows:
         for wid, rx in words:
             yield f"signatures.fallback[{family}][{table.words[wid]!r}]", rx
+    if table.context is not None:           # the GPU context words, one re2 alternation
+        yield "signatures.fallback[context]", table.context
 
 
 def _generic_hints():
