@@ -27,7 +27,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          # rounds g28 and g29, as their before-records found them (scored at ee7e4a4; not fixed here)
          "g28-030": "the shared-memory request inside a quoted cudaFuncSetAttribute(..., 102400) call is not read as requested",
          "g28-046": "the bracketed NV status name [NV_ERR_RESET_REQUIRED] in an NVRM assertion is not read as a code",
-         "g29-032": "family missed (unknown): TensorRT's '[optimizer.cpp::computeCosts::1855]' location form is not read as file:line",
          "g29-033": "the tool's root is the later WARN line 18; the annotated rank 11 is not on the root line (the test's substring check finds '11' inside the thread id 1158)",
          "g25-004": "family unknown (a 'CUDA Error' in prose): a function named in backticks (`cuda_gridsize`) is not read",
          "g25-029": "the tool's root is the later init.cu line 13: the first NCCL WARN line's net_ib.cu:788 is a twin of the "

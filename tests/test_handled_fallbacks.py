@@ -51,3 +51,31 @@ def test_a_failing_test_is_failure_evidence_never_none():
                  "FAILED tests/test_ops.py::test_matmul[bf16] - assert 0.98 > 0.99", "==== 1 failed, 12 passed in 3.41s ===="):
         d = diagnose_text("test_add (__main__.TestOps) ... ok\n" + line + "\n")
         assert d.family != "none", line
+
+
+NCCL_PROBE = (
+    "node2:5359:5359 [0] NCCL INFO Bootstrap : Using [0]eth0:10.0.0.2<0>\n"
+    "node2:5359:5359 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so).\n"
+    "node2:5359:5359 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+    "node2:5359:5359 [0] NCCL INFO NET/IB : No device found.\n"
+    "node2:5359:5359 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n"
+    "node2:5359:5359 [0] NCCL INFO Using network Socket\n"
+)
+
+
+def test_nccl_settling_on_sockets_without_ib_is_not_a_failure():
+    d = diagnose_text(NCCL_PROBE + "NCCL version 2.4.8+cuda10.1\n| epoch 001 | loss 7.1\n")
+    assert d.family == "none", (d.family, d.signature, d.root)
+
+
+def test_a_real_nccl_failure_after_the_socket_fallback_still_decides():
+    d = diagnose_text(NCCL_PROBE + "node2:5359:5400 [0] NCCL WARN socketStartConnect: Connect to 10.0.0.1<45321> failed : Connection refused\n"
+                      "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3\n")
+    assert d.family == "collective-comm", (d.family, d.signature)
+    assert d.root.line > NCCL_PROBE.count("\n"), d.root
+
+
+def test_other_nccl_warnings_are_not_excused_by_the_fallback_signature():
+    d = diagnose_text("host:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+                      "host:1:1 [0] NCCL WARN Call to ibv_create_qp failed\n")
+    assert d.family == "collective-comm", (d.family, d.signature)
