@@ -113,7 +113,8 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
 
     A family marked `needs_context` counts only when a GPU context word occurs in `lines` or in
     `frames` (the traceback's frame lines, read for context only, never scored). Ties go to the
-    family listed first in the table (the more specific ones come first)."""
+    family the first line (the root) scored on, then to the family listed first in the table (the
+    more specific ones come first)."""
     table = _load()
     gpu = table.context is None or any(table.context.search(t) for t in [*(t for t, _ in lines), *frames])
     present: list[list[int] | None] = []     # per line: the word ids hyperscan saw, sorted (None: ask re2 of all)
@@ -123,27 +124,33 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
         else:
             present.append(None)
     best: Guess | None = None
+    best_key = (0.0, 0.0)
     scored: dict[str, Guess] = {}
     for name, origin, fix, regexes, needs_context in table.rows:
         if needs_context and not gpu:
             continue
-        score, words = 0.0, []
+        score, on_root, words = 0.0, 0.0, []
         start = regexes[0][0] if regexes else 0       # a row's word ids are consecutive
-        for (text, weight), hits in zip(lines, present):
+        for k, ((text, weight), hits) in enumerate(zip(lines, present)):
             if hits is None:
                 todo = regexes
             else:                                     # only the row's words present, in the row's order
                 i, j = bisect.bisect_left(hits, start), bisect.bisect_left(hits, start + len(regexes))
                 todo = [regexes[wid - start] for wid in hits[i:j]]
+            hit = False
             for wid, rx in todo:
                 m = rx.search(text)
                 if m:
-                    score += weight
+                    hit = True
                     words.append(m.group(0))
+            if hit:                                   # a line is evidence once, not once per synonym
+                score += weight
+                on_root += weight if k == 0 else 0.0
         if score > 0:
             scored[name] = Guess(name, origin, fix, score, tuple(dict.fromkeys(words)))
-            if best is None or score > best.score:
-                best = scored[name]
+            # a tie goes to the family the root line itself names, then to the one listed first
+            if best is None or (score, on_root) > best_key:
+                best, best_key = scored[name], (score, on_root)
     # the taxonomy's tie-breaks ("Where two families seem to fit"), as data: an error a kernel
     # compiler raises is compile-error whatever its words are about (shapes, dtypes, devices)
     if best is not None and lines:
