@@ -77,3 +77,11 @@ def test_a_line_counts_once_and_a_tie_goes_to_the_root_lines_family():
     assert guess([root, other, other, other]).family == "timeout-hang"
     # one line with two synonyms scores its weight once
     assert guess([other]).score == 1.0
+
+
+def test_a_quoted_attribute_name_is_no_shape_word():
+    # Python's missing-attribute error quotes the name: not a shape that disagrees
+    ctx = ("  File \"train.py\", line 3, in step: loss = model(x.cuda())", 1.0)
+    assert guess([("AttributeError: 'NoneType' object has no attribute 'shape'", 2.0), ctx]) is None
+    assert guess([("RuntimeError: shape '[4, 8]' is invalid for input of size 30 on a cuda tensor", 2.0)]).family \
+        == "shape-stride-mismatch"
