@@ -142,7 +142,7 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
                 m = rx.search(text)
                 if m:
                     hit = True
-                    words.append(m.group(0).strip(" \t:;,.!?()[]{}<>=/-"))   # a word's closing context is not the word
+                    words.append(m.group(0).strip().rstrip(":;,.!?)]}>=/-\x27\""))   # its closing context is not the word
             if hit:                                   # a line is evidence once, not once per synonym
                 score += weight
                 on_root += weight if k == 0 else 0.0
