@@ -178,7 +178,7 @@ def _is_frame(m: Match, frames: set[int]) -> bool:
 
 def _passed_through(m: Match, frames: set[int]) -> bool:
     """Support evidence on a traceback frame line (Python's, rich's box, IPython's form)."""
-    return m.signature.tier == "support" and (m.line in frames or bool(_FRAME.search(m.text) or _RICH_FRAME.search(m.text)))
+    return m.signature.tier == "support" and _is_frame(m, frames)
 
 
 def decide(scan: ScanResult, path: str) -> Diagnosis:
@@ -503,8 +503,11 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.family, d.confidence = "unknown", confidence_of("unknown")
         d.title = "a failure no signature explains"
         cause = cause_before(root[1], root[2], hints)
-        d.root = Line(cause[0], cause[1]) if cause else Line(root[1], root[2])
-        d.chain = _unexplained_chain(d.root, cause[2] if cause else f"evidence.{root[0]}", scan.hints)
+        sid = cause[2] if cause else f"evidence.{root[0]}"
+        if cause:      # the cause before a terminator is the root: its facts and its words are read
+            root = (root[0], cause[0], cause[1])
+        d.root = Line(root[1], root[2])
+        d.chain = _unexplained_chain(d.root, sid, scan.hints)
         frames = [h for h in hints if h[0] == "frame"]
         shown = [h for h in hints if h[0] != "frame"] + frames[-1:]   # the innermost frame, not the whole stack
         d.evidence = [Line(n, t) for _, n, t in sorted(shown, key=lambda h: h[1])][-40:]
