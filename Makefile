@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: origin origin-numerics demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration none-check rounds facts-recall bench-advice bench-numerics env-doc
+.PHONY: origin origin-numerics demo test accuracy ablation bench bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration wordmodel none-check rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ accuracy: $(VENV)/.base
 # answers re-read with today's generic evidence, held out by round: bench/none_check.py --write)
 calibration: $(VENV)/.base
 	$(PY) -m bench.calibration --evidence-now
+
+# the learned word model (signatures/wordmodel.py): leave-one-round-out estimate; --write rebuilds it
+wordmodel: $(VENV)/.base
+	$(PY) -m bench.wordmodel --cv
 
 # 'none' precision on every labelled set, and the none/unknown rule measured with no failure signature
 none-check: $(VENV)/.base

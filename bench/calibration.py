@@ -45,6 +45,7 @@ DOCS = {
     "support": "only support-tier evidence (a traceback frame in an autotuner, a bare error number)",
     "wrapped": "a signature matched only across a hard-wrapped line (two lines joined)",
     "fallback": "no signature: the family is a guess from the wording of the error lines",
+    "model": "no signature and no listed wording: the family is the learned word model's guess (signatures/wordmodel.py)",
     "unknown": "failure evidence and no family at all (right only when the label is `unknown` too)",
     "none-progress": "no failure evidence, and a completion line shows normal progress",
     "none-handled": "failure text only in warnings or handled fallbacks",

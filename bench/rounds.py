@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ISSUES = ROOT / "tests" / "fixtures" / "issues"
 FIELDS = ["id", "family", "got", "confidence", "right", "kind"]
 # the kinds of evidence that decide an answer (each a key of diagnose/confidence.toml's [kind] table)
-KINDS = ("root", "root-rival", "wrapper", "symptom", "support", "wrapped", "fallback", "unknown",
+KINDS = ("root", "root-rival", "wrapper", "symptom", "support", "wrapped", "fallback", "model", "unknown",
          "unreadable", "none-progress", "none-handled", "none-silent")
 
 
@@ -48,6 +48,8 @@ def kind_of(p: dict, progress: bool = False) -> str:
         if "handled" in title or p.get("chain"):
             return "none-handled"     # decided over matched lines: handled fallbacks, informational codes
         return "none-progress" if progress or p.get("ok_hints") else "none-silent"
+    if sig.startswith("fallback.model."):
+        return "model"
     if sig.startswith("fallback."):
         return "fallback"
     if family == "unknown":

@@ -40,7 +40,7 @@ def confidence_of(kind: str, key: str = "value") -> float:
     """The measured confidence of a kind of evidence (diagnose/confidence.toml, fitted by
     `python -m bench.calibration --write`): the observed accuracy of that kind of answer on fresh
     rounds of real logs. Kinds: root, root-rival, wrapper, symptom, support, wrapped, fallback,
-    unknown, none-progress, none-handled, none-silent (`confidence_of("none", "silent")` still works)."""
+    model, unknown, none-progress, none-handled, none-silent (`confidence_of("none", "silent")` still works)."""
     global _confidence_table
     if _confidence_table is None:
         import tomllib
@@ -366,9 +366,10 @@ def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> 
     (the traceback's frame lines) are read only for the GPU context some families need."""
     from signatures.fallback import guess
 
-    lines = [(strip_prefix(root[2]), 2.0)] + [(strip_prefix(t), 1.0) for _, n, t in hints[-8:] if n != root[1]]
-    g = guess(lines, [strip_prefix(t) for t in frames[-40:]])
+    lines = guess_lines(root, hints)
+    g = guess([(t, 2.0 if k == 0 else 1.0) for k, t in enumerate(lines)], [strip_prefix(t) for t in frames[-40:]])
     if g is None:
+        _model_guess(d, lines, [strip_prefix(t) for t in frames[-40:]])
         return
     d.family, d.origin, d.signature = g.family, g.origin, f"fallback.{g.family}"
     d.confidence = confidence_of("fallback")
@@ -376,6 +377,30 @@ def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> 
     d.fix = g.fix
     d.explanation = ("No signature explains this failure. The family is a guess from words in the error "
                      "lines, not a recognised message: confirm it by reading the root line.")
+
+
+def guess_lines(root, hints) -> list[str]:
+    """The lines a guess reads, root first: the root line, then the last few error lines (not frames)."""
+    return [strip_prefix(root[2])] + [strip_prefix(t) for _, n, t in hints[-8:] if n != root[1]]
+
+
+def _model_guess(d: Diagnosis, lines: list[str], frames: list[str]) -> None:
+    """No word of the table: the learned word model's family (signatures/wordmodel.py), lower still."""
+    from signatures.fallback import family_row
+    from signatures.wordmodel import guess
+
+    g = guess(lines, frames)
+    if g is None:
+        return
+    origin, fix = family_row(g.family)
+    d.family, d.origin, d.signature = g.family, origin, f"fallback.model.{g.family}"
+    d.confidence = confidence_of("model")
+    d.title = (f"probably {g.family}: guessed by the word model ({', '.join(g.words)}); "
+               "no signature or listed wording matched")
+    d.fix = fix
+    d.explanation = ("No signature explains this failure and none of the listed wordings occurs. The family "
+                     "is a learned guess: these words occur mostly in logs of that family among the labelled "
+                     "ones. Treat it as a direction to check against the root line, not a diagnosis.")
 
 
 @functools.lru_cache(maxsize=64)
@@ -477,6 +502,28 @@ def _counts(kind: str, text: str) -> bool:
     return level is None or (kind == "report" and level == "info")
 
 
+def unexplained_root(hints):
+    """(root hint, cause) of an unexplained failure: the last hint of the best kind (HINT_ORDER), or,
+    when it is a terminator with its cause just before it (diagnose/rootline.py), that cause, whose
+    facts and words are read instead; `cause` is None or (line, text, id)."""
+    best = min(HINT_ORDER[h[0]] for h in hints)
+    root = [h for h in hints if HINT_ORDER[h[0]] == best][-1]
+    cause = cause_before(root[1], root[2], hints)
+    if cause:
+        root = (root[0], cause[0], cause[1])
+    return root, cause
+
+
+def guess_view(scan: ScanResult):
+    """(lines, frames) a guess reads in this log's failure lines as if no signature explained it
+    (no benign excuses applied), or None without failure lines: bench.wordmodel trains on these."""
+    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and _counts(h[0], h[2])]
+    if not hints:
+        return None
+    root, _ = unexplained_root(hints)
+    return guess_lines(root, [h for h in hints if h[0] != "frame"]), [strip_prefix(t) for k, _, t in hints if k == "frame"]
+
+
 def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: list[Match]) -> Diagnosis:
     """No signature explains a failure. `none` needs evidence of no failure: any failure line left
     (an exception, an error or E/F-level line, an assertion, a fatal signal, a non-zero exit) that no
@@ -498,14 +545,10 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
                  "(stdout and stderr, the right file).")
         return d
     if hints:
-        best = min(HINT_ORDER[h[0]] for h in hints)
-        root = [h for h in hints if HINT_ORDER[h[0]] == best][-1]
+        root, cause = unexplained_root(hints)
         d.family, d.confidence = "unknown", confidence_of("unknown")
         d.title = "a failure no signature explains"
-        cause = cause_before(root[1], root[2], hints)
         sid = cause[2] if cause else f"evidence.{root[0]}"
-        if cause:      # the cause before a terminator is the root: its facts and its words are read
-            root = (root[0], cause[0], cause[1])
         d.root = Line(root[1], root[2])
         d.chain = _unexplained_chain(d.root, sid, scan.hints)
         frames = [h for h in hints if h[0] == "frame"]

@@ -158,3 +158,20 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
             if best.family in over and prefer in scored and when.search(lines[0][0]):
                 return scored[prefer]
     return best
+
+
+def family_row(family: str) -> tuple[str, str]:
+    """(origin, fix) the table gives a family (a guess made elsewhere, by the word model, borrows them)."""
+    for name, origin, fix, _, _ in _load().rows:
+        if name == family:
+            return origin, fix
+    raise KeyError(f"{TABLE}: no row for family {family!r}")
+
+
+def context_allows(family: str, lines: list[str], frames: list[str] = ()) -> bool:
+    """Whether a guess of `family` may stand here: a family marked `needs_context` needs a GPU context
+    word in `lines` or `frames` (the rule guess() applies to the table's own words)."""
+    table = _load()
+    if table.context is None or not any(row[0] == family and row[4] for row in table.rows):
+        return True
+    return any(table.context.search(t) for t in [*lines, *frames])
