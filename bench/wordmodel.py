@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ISSUES = ROOT / "tests" / "fixtures" / "issues"
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "realworld").exists()), ROOT.parent / "shared")
 ALPHA = 0.05
+NEAR_MISS_MIN = 30   # characters: a shorter counterexample ("NRT_SUCCESS") is a fragment, not a wording
 NEAR_MISSES: dict[str, set[str]] = {}    # family -> its signatures' counterexamples (documents() fills it)
 
 
@@ -82,6 +83,8 @@ def documents() -> tuple[list[dict], list[dict]]:
             if any(m.signature.role != "benign" and not m.demoted for m in scan.matches):
                 continue
             family = "none" if any(m.signature.role == "benign" for m in scan.matches) else "unknown"
+            if len(line) >= NEAR_MISS_MIN:      # a near miss no signature takes names no family at all
+                NEAR_MISSES.setdefault("*", set()).add(line)
             examples.append({"set": "counterexample", "id": s.id, "family": family, "lines": [line],
                              "frames": [], "lex": None})
     return logs, examples

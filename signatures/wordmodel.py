@@ -117,8 +117,9 @@ class Model:
     def near_miss(self, family: str, line: str) -> bool:
         """Whether `line` holds a counterexample of one of `family`'s signatures: a wording known not to
         be that family however like it it reads ("The engine plan file is generated on an incompatible
-        device" is no TensorRT version mismatch)."""
-        return any(c in line for c in self.near_misses.get(family, ()))
+        device" is no TensorRT version mismatch), or of any signature when no signature takes it (`*`:
+        a wording known to name no family)."""
+        return any(c in line for f in (family, "*") for c in self.near_misses.get(f, ()))
 
     def guess(self, lines: list[str]) -> Guess | None:
         """The most probable class for these lines; None when no word of theirs is known."""

@@ -24,6 +24,25 @@ def _in_root_line(value: str, root_text: str) -> bool:
 # rows whose root the tool places elsewhere (the root-line misses of bench/rounds.py): their fact is
 # not in the line the tool reads as the root
 KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this list's misses were added
+         # rounds g30 and g31, as their before-records found them (scored at 6c57097; not fixed here)
+         "g30-001": "not read from root line 19: used=7204800000 (fresh round, before-record at 6c57097; not fixed here)",
+         "g30-007": "not read from root line 1: kernel=gpu_get_segment_indices_kernel! (fresh round, before-record at 6c57097; not fixed here)",
+         "g30-015": "not read from root line 1: file_line=ocean_large_eddy_simulation_regression_test.jl:122 (fresh round, before-record at 6c57097; not fixed here)",
+         "g30-016": "not read from root line 1: file_line=ScatterGatherKernel.cu (fresh round, before-record at 6c57097; not fixed here)",
+         "g30-018": "not read from root line 14: library=torch (fresh round, before-record at 6c57097; not fixed here)",
+         "g30-019": "not read from root line 3: function=to_proto (fresh round, before-record at 6c57097; not fixed here)",
+         "g30-031": "not read from root line 1: code=32 (fresh round, before-record at 6c57097; not fixed here)",
+         "g30-033": "not read from root line 13: library=libcudart.so (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-003": "not read from root line 1: code=ErrorIllegalAddress (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-005": "not read from root line 1: op=lstm_3 (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-008": "not read from root line 1: function=cvt_double_to_e8m0 (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-010": "not read from root line 1: device=GPU:0 (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-024": "not read from root line 1: kernel=big_tile_9e195088_cuda_kernel_forward, requested=101120 bytes, limit=101376 (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-029": "not read from root line 1: rank=15 (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-030": "not read from root line 5: arch=sm_110a, code=exit status 255 (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-032": "not read from root line 12: code=Connection timed out (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-035": "not read from root line 2: op=(Unnamed Layer* 170) [Slice] (fresh round, before-record at 6c57097; not fixed here)",
+         "g31-046": "not read from root line 2: dtype=UINT8 (2) (fresh round, before-record at 6c57097; not fixed here)",
          # rounds g28 and g29, as their before-records found them (scored at ee7e4a4; not fixed here)
          "g28-030": "the shared-memory request inside a quoted cudaFuncSetAttribute(..., 102400) call is not read as requested",
          "g28-046": "the bracketed NV status name [NV_ERR_RESET_REQUIRED] in an NVRM assertion is not read as a code",
