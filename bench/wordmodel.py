@@ -70,16 +70,20 @@ def documents() -> tuple[list[dict], list[dict]]:
         g = table_guess([(t, 2.0 if k == 0 else 1.0) for k, t in enumerate(lines)], frames[-40:])
         logs.append({"set": rnd, "id": i, "family": family, "lines": lines, "frames": frames[-40:],
                      "lex": g.family if g else None})
+    from signatures.normalise import strip_prefix
+
+    # signature lines are read as the engine reads a root line: without its rank/time/level prefix
     examples = [{"set": "signature", "id": s.id, "family": "none" if s.role == "benign" else s.family,
-                 "lines": [ex.line], "frames": [], "lex": None}
+                 "lines": [strip_prefix(ex.line)], "frames": [], "lex": None}
                 for s in matcher.signatures for ex in s.examples]
     # a signature's counterexamples are near misses it must not take: one that no signature takes is
     # wording that names no family (`unknown`; `none` when a benign signature takes it)
     for s in matcher.signatures:
         if s.role != "benign":
-            NEAR_MISSES.setdefault(s.family, set()).update(s.counterexamples)
-        for line in s.counterexamples:
-            scan = matcher.scan_bytes((line + "\n").encode())
+            NEAR_MISSES.setdefault(s.family, set()).update(strip_prefix(c) for c in s.counterexamples)
+        for raw in s.counterexamples:
+            scan = matcher.scan_bytes((raw + "\n").encode())
+            line = strip_prefix(raw)
             if any(m.signature.role != "benign" and not m.demoted for m in scan.matches):
                 continue
             family = "none" if any(m.signature.role == "benign" for m in scan.matches) else "unknown"
