@@ -132,11 +132,12 @@ class Model:
                 scores[k] += x
         top = max(scores)
         z = sum(math.exp(s - top) for s in scores)
-        best = max(range(len(scores)), key=scores.__getitem__)
-        # shown: the words most typical of the family, among those seen in at least 3 of its documents
-        # (a word seen once or twice lifts most and says least)
-        typical = [w for w in known if self.counts[w].get(best, 0) >= 3] or known
-        shown = sorted(typical, key=lambda w: (-self.lift[w][best], w))[:3]
+        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+        best, second = order[0], order[1] if len(order) > 1 else order[0]
+        # shown: the words that set the family apart from the runner-up most, among those seen in at
+        # least 3 of its documents (a word seen once or twice says least; 'of' sets nothing apart)
+        typical = [w for w in known if self.counts[w].get(best, 0) >= 3 and len(w) >= 3] or known
+        shown = sorted(typical, key=lambda w: (self.weights[w][second] - self.weights[w][best], w))[:3]
         return Guess(self.classes[best], math.exp(scores[best] - top) / z, tuple(shown))
 
 
