@@ -133,11 +133,15 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
     if root is not None:
         taken = {link.line for link in links}
         for kind, n, text in hints:
-            # error lines after the root, and the error-level summary a watchdog prints just before it;
-            # what the failure left behind (a shutdown, cancelled work, the other ranks killed) after it,
-            # at any log level
-            near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
-            after = n > root.line and kind == "consequence"
+            # error lines after the root, the error-level summary a watchdog prints just before it, and
+            # around a root that explains the whole log (the device failed) the exception the framework
+            # raised before the kernel's log line reached the paste; after the root, at any log level,
+            # what the failure left behind (a shutdown, cancelled work, the other ranks killed) and a
+            # failure its framework logs below error level by convention (TensorFlow's `W ...
+            # OP_REQUIRES failed at conv_ops.cc: UNIMPLEMENTED`, NCCL WARN): the failing op reporting it
+            near = (n > root.line or (explains_all and kind == "exception")
+                    or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")))
+            after = n > root.line and kind in ("consequence", "convention")
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
                                                       and line_level(text) is None))):
                 taken.add(n)
