@@ -30,8 +30,8 @@ FAILURE_HINTS = FAILURE_KINDS
 # error-level lines this close before the root are its summary (NCCL's watchdog prints one first)
 SUMMARY_REACH = 5
 MAX_FACT_LINES = 10   # lines of the same failure read for generic facts, besides the root
-HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "status": 4, "report": 5, "level": 6, "exit": 7,
-              "convention": 8, "lexicon": 9, "traceback": 10, "frame": 11}
+HINT_ORDER = {"exception": 0, "assert": 1, "fatal": 2, "error": 3, "status": 4, "report": 5, "limit": 5, "level": 6,
+              "exit": 7, "convention": 8, "retry": 9, "lexicon": 10, "traceback": 11, "frame": 12}
 CONFIDENCE_TABLE = Path(__file__).parent / "confidence.toml"
 _confidence_table: dict | None = None
 
@@ -525,13 +525,31 @@ def _counts(kind: str, text: str) -> bool:
     signatures.normalise.line_level), except a checker's `report` at info level: a NaN loss or a
     failing test is printed by the training loop or harness on its ordinary (info) channel. A `convention`
     line counts at any level (NCCL logs its failures as WARN); a `lexicon` line (a bare failure word)
-    only with no level tag and no benign context (signatures/evidence.toml [[excuse]])."""
-    if kind == "convention":
+    only with no level tag and no benign context (signatures/evidence.toml [[excuse]]). A `limit` line (a
+    request stated against the device's limit) and a `retry` line count at any level (a retry only when
+    the log never gets past it: _retries_unpassed)."""
+    if kind in ("convention", "limit", "retry"):
         return True          # a failure its framework logs below error level by convention (NCCL WARN)
     level = line_level(text)
     if kind == "lexicon":
         return level is None and not excused(text)
     return level is None or (kind == "report" and level == "info")
+
+
+RAISED_WARNING = re.compile(r"^E\s{3,}(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning: ")
+
+
+def _retries_unpassed(hints: list) -> list:
+    """The hints less the `retry` lines the log gets past: a retried connection is a handled failure
+    unless it was retried at least twice and no line after the last retry says a step completed (an
+    `ok` hint, such as NCCL's Init COMPLETE)."""
+    retries = [h for h in hints if h[0] == "retry"]
+    if not retries:
+        return hints
+    last = retries[-1][1]
+    if len(retries) >= 2 and not any(h[0] == "ok" and h[1] > last for h in hints):
+        return hints
+    return [h for h in hints if h[0] != "retry"]
 
 
 def unexplained_root(hints):
@@ -549,7 +567,7 @@ def unexplained_root(hints):
 def guess_view(scan: ScanResult):
     """(lines, frames) a guess reads in this log's failure lines as if no signature explained it
     (no benign excuses applied), or None without failure lines: bench.wordmodel trains on these."""
-    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and _counts(h[0], h[2])]
+    hints = [h for h in _retries_unpassed(scan.hints) if h[0] in FAILURE_HINTS and _counts(h[0], h[2])]
     if not hints:
         return None
     root, _ = unexplained_root(hints)
@@ -562,7 +580,7 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
     benign signature excuses makes the log `unknown` (with a wording guess), never `none`."""
     # generic error lines around a handled fallback belong to it, like the failures it excuses
     benign_lines, own_lines = _benign_lines(benign)
-    hints = [h for h in scan.hints if h[0] in FAILURE_HINTS and _counts(h[0], h[2])
+    hints = [h for h in _retries_unpassed(scan.hints) if h[0] in FAILURE_HINTS and _counts(h[0], h[2])
              and not _excused(h[1], benign_lines, own_lines)]
     d.chain = _chain(None, matches)
     if scan.error and not scan.bytes:
@@ -591,7 +609,10 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.next_step = UNKNOWN_NEXT
         d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
         d.fact_text = _fact_texts(d.facts, [root[2]])
-        _fallback_guess(d, [h for h in hints if h[0] != "frame"], root, [t for k, _, t in hints if k == "frame"])
+        if not RAISED_WARNING.search(root[2]):
+            # a warning class raised as the failure (pytest's filterwarnings = error) words advice, not a
+            # cause: no family is guessed from it
+            _fallback_guess(d, [h for h in hints if h[0] != "frame"], root, [t for k, _, t in hints if k == "frame"])
         return d
     d.family = "none"
     progress = [h for h in scan.hints if h[0] == "ok"]

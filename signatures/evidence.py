@@ -11,7 +11,7 @@ from pathlib import Path
 
 TABLE = Path(__file__).parent / "evidence.toml"
 KINDS = ("traceback", "frame", "exception", "error", "status", "report", "level", "assert", "fatal", "exit",
-         "lexicon", "convention", "consequence", "ok")
+         "lexicon", "convention", "limit", "retry", "consequence", "ok")
 # kinds that are evidence of a failure (everything but `ok`, and `consequence`: a shutdown, a
 # cancelled request, the other ranks being killed, which follow a failure but do not show one)
 FAILURE_KINDS = tuple(k for k in KINDS if k not in ("ok", "consequence"))

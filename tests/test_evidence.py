@@ -78,3 +78,44 @@ def test_a_lexicon_line_at_warning_level_does_not_count():
     assert diagnose_text(b"WARNING: CUDA memory allocation failed; attempting to free up memory...\n").family == "none"
     assert diagnose_text(b"[W socket.cpp:663] Health check failed.\n").family == "none"
     assert diagnose_text(b"[2026-04-27 03:18:18] Health check failed. Server couldn't get a response\n").family != "none"
+
+
+# -- s12: a request against the device's limit counts at any level; a connection retry only when the
+# log never gets past it; a warning class raised in pytest's E column fails the test but names no family
+
+def test_a_limit_line_counts_at_warning_level():
+    from diagnose.engine import diagnose_text
+
+    line = (b"Warp UserWarning: Failed to configure kernel dynamic shared memory for this device, tried to configure "
+            b"k_cuda_kernel_forward kernel for 101120 bytes, but maximum available is 101376\n")
+    assert diagnose_text(line).family != "none"
+    assert diagnose_text(b"Warp UserWarning: kernel k uses 4096 bytes of shared memory\n").family == "none"
+
+
+RETRY = b"worker:1:2 [0] NCCL INFO Call to connect returned Connection timed out, retrying\n"
+
+
+def test_retries_the_log_never_gets_past_count():
+    from diagnose.engine import diagnose_text
+
+    assert diagnose_text(b"worker:1:2 [0] NCCL INFO Using network Socket\n" + RETRY * 2).family != "none"
+
+
+@pytest.mark.parametrize("text, why", [
+    (RETRY, "a single retry"),
+    (RETRY * 2 + b"worker:1:2 [0] NCCL INFO comm 0x55 rank 0 nranks 2 - Init COMPLETE\n", "a completed step after the retries"),
+])
+def test_retries_the_log_gets_past_do_not_count(text, why):
+    from diagnose.engine import diagnose_text
+
+    assert diagnose_text(text).family == "none", why
+
+
+def test_a_warning_raised_in_pytests_e_column_is_unknown():
+    from diagnose.engine import diagnose_text
+
+    text = (b">               warn(NumbaPerformanceWarning(msg))\n"
+            b"E               numba.core.errors.NumbaPerformanceWarning: Grid size (1) < 2 * SM count (80) will likely "
+            b"result in GPU under utilization due to low occupancy.\n")
+    assert diagnose_text(text).family == "unknown"
+    assert diagnose_text(b"E       AssertionError: Tensor-likes are not close!\n").family != "none"

@@ -32,7 +32,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g30-018": "not read from root line 14: library=torch (fresh round, before-record at 6c57097; not fixed here)",
          "g30-019": "not read from root line 3: function=to_proto (fresh round, before-record at 6c57097; not fixed here)",
          "g30-031": "not read from root line 1: code=32 (fresh round, before-record at 6c57097; not fixed here)",
-         "g30-033": "not read from root line 13: library=libcudart.so (fresh round, before-record at 6c57097; not fixed here)",
          "g31-003": "not read from root line 1: code=ErrorIllegalAddress (fresh round, before-record at 6c57097; not fixed here)",
          "g31-005": "not read from root line 1: op=lstm_3 (fresh round, before-record at 6c57097; not fixed here)",
          "g31-008": "not read from root line 1: function=cvt_double_to_e8m0 (fresh round, before-record at 6c57097; not fixed here)",
