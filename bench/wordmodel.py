@@ -66,10 +66,10 @@ def documents() -> tuple[list[dict], list[dict]]:
         view = guess_view(matcher.scan_file(str(path)))
         if view is None:
             continue
-        lines, frames = view
+        lines, frames, kind = view
         g = table_guess([(t, 2.0 if k == 0 else 1.0) for k, t in enumerate(lines)], frames[-40:])
         logs.append({"set": rnd, "id": i, "family": family, "lines": lines, "frames": frames[-40:],
-                     "lex": g.family if g else None})
+                     "lex": g.family if g else None, "kind": kind})
     from signatures.normalise import strip_prefix
 
     # signature lines are read as the engine reads a root line: without its rank/time/level prefix
@@ -161,8 +161,10 @@ def cv() -> None:
             family = g.family if g and g.family not in ABSTAIN else "unknown"
             guessed.append((d, family, g.posterior if g else 0.0))
     # the tool's rule (signatures.wordmodel.decide): posterior floor, near misses, ordinary errors, context
-    used = {id(d): (g.family if (g := decide(models[d["set"]], d["lines"], d["frames"])) else "unknown")
-            for d, _, _ in guessed}
+    from diagnose.engine import MODEL_SKIPS
+
+    used = {id(d): (g.family if d["kind"] not in MODEL_SKIPS and (g := decide(models[d["set"]], d["lines"], d["frames"]))
+                    else "unknown") for d, _, _ in guessed}
     records = before_records()
 
     def line(label, rows, got):

@@ -401,7 +401,8 @@ def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> 
     lines = guess_lines(root, hints)
     g = guess([(t, 2.0 if k == 0 else 1.0) for k, t in enumerate(lines)], [strip_prefix(t) for t in frames[-40:]])
     if g is None:
-        _model_guess(d, lines, [strip_prefix(t) for t in frames[-40:]])
+        if root[0] not in MODEL_SKIPS:
+            _model_guess(d, lines, [strip_prefix(t) for t in frames[-40:]])
         return
     d.family, d.origin, d.signature = g.family, g.origin, f"fallback.{g.family}"
     d.confidence = confidence_of("fallback")
@@ -409,6 +410,12 @@ def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> 
     d.fix = g.fix
     d.explanation = ("No signature explains this failure. The family is a guess from words in the error "
                      "lines, not a recognised message: confirm it by reading the root line.")
+
+
+# roots the word model does not read: a bare failure word ("CUDA error" in prose) or an exit or kill
+# statement ("about to be killed") is evidence that
+# something failed, not of what; a traceback header or frame names no failure at all
+MODEL_SKIPS = ("lexicon", "exit", "traceback", "frame")
 
 
 def guess_lines(root, hints) -> list[str]:
@@ -565,13 +572,14 @@ def unexplained_root(hints):
 
 
 def guess_view(scan: ScanResult):
-    """(lines, frames) a guess reads in this log's failure lines as if no signature explained it
+    """(lines, frames, root kind) a guess reads in this log's failure lines as if no signature explained it
     (no benign excuses applied), or None without failure lines: bench.wordmodel trains on these."""
     hints = [h for h in _retries_unpassed(scan.hints) if h[0] in FAILURE_HINTS and _counts(h[0], h[2])]
     if not hints:
         return None
     root, _ = unexplained_root(hints)
-    return guess_lines(root, [h for h in hints if h[0] != "frame"]), [strip_prefix(t) for k, _, t in hints if k == "frame"]
+    return (guess_lines(root, [h for h in hints if h[0] != "frame"]), [strip_prefix(t) for k, _, t in hints if k == "frame"],
+            root[0])
 
 
 def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: list[Match]) -> Diagnosis:
