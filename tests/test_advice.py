@@ -120,6 +120,12 @@ TORCH_BASED = {"pytorch", "torch", "inductor", "pytorch-ext", "pytorch-extension
                "crypten", "ring-attn", "torch_memory_saver", "tensorrt-llm", "helion", "einops", "fbgemm", "nvfuser",
                "torch-xpu", "pytorch-xpu", "torch-xpu-distributed", "pytorch-ddp", "pytorch-distributed", "axolotl",
                "pytorch-transformers", "monai-pytorch", "ms-swift-deepspeed", "unsloth", "torch-geometric"}
+def _torch_based(tag: str) -> bool:
+    """A tag of TORCH_BASED, one naming torch ('dgl-pytorch'), or a torch-based one with a suffix ('verl-vllm')."""
+    parts = tag.split("-")
+    return tag in TORCH_BASED or "torch" in tag or any(p in TORCH_BASED for p in parts)
+
+
 PY_IN_LOG = re.compile(rb"(?i)\.py\b|python|traceback|site-packages|\bpip\b")
 
 
@@ -152,7 +158,7 @@ def test_no_log_gets_a_command_of_a_framework_it_never_shows():
     for (path, framework), d in zip(logs, results):
         raw = path.read_bytes()
         said = _advice_text(d)
-        if b"torch" not in raw.lower() and framework not in TORCH_BASED:
+        if b"torch" not in raw.lower() and not _torch_based(framework):
             checked_torch += 1
             if TORCH.search(said):
                 torch_bad.append(f"{path.name} ({framework}, {d.family}): {TORCH.search(said)[0]!r} in {said[:160]!r}")
