@@ -133,11 +133,15 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
     if root is not None:
         taken = {link.line for link in links}
         for kind, n, text in hints:
-            # error lines after the root, and the error-level summary a watchdog prints just before it;
-            # what the failure left behind (a shutdown, cancelled work, the other ranks killed) after it,
-            # at any log level
-            near = n > root.line or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal"))
-            after = n > root.line and kind == "consequence"
+            # error lines after the root, the error-level summary a watchdog prints just before it, and
+            # around a root that explains the whole log (the device failed) the exception the framework
+            # raised before the kernel's log line reached the paste; after the root, at any log level,
+            # what the failure left behind (a shutdown, cancelled work, the other ranks killed) and a
+            # failure its framework logs below error level by convention (TensorFlow's `W ...
+            # OP_REQUIRES failed at conv_ops.cc: UNIMPLEMENTED`, NCCL WARN): the failing op reporting it
+            near = (n > root.line or (explains_all and kind == "exception")
+                    or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")))
+            after = n > root.line and kind in ("consequence", "convention")
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
                                                       and line_level(text) is None))):
                 taken.add(n)
@@ -211,6 +215,9 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
             root = min(named, key=_rank)
     else:
         root = min(failures, key=_rank)
+    unframed = _unframed(root, scan, path)
+    if unframed is not None:
+        return unframed
     sig = root.signature
     # a traceback frame that did not decide is where the failure passed: not a fact or evidence line
     frames = _frame_lines(scan.hints)
@@ -250,6 +257,31 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
 
 
 FRAME_TO_EXCEPTION = 40   # lines from a deciding frame to the exception line that ends its traceback
+UNFRAMED_NOTE = "a traceback frame did not decide"
+
+
+def _unframed(root: Match, scan: ScanResult, path: str) -> Diagnosis | None:
+    """The diagnosis without the traceback's frames, when the root chosen is a frame (support evidence
+    or a wrapper on a `File "..."` line) and the exception that ends its traceback is one no frame can
+    claim (diagnose/rootline.toml [[unclaimed]]: an import failure, a binding called with the wrong
+    arguments): the call never reached the code the frame names, so the exception decides (its own
+    signature, or the unexplained-failure path); None otherwise."""
+    from diagnose.rootline import unclaimed
+
+    frames = _frame_lines(scan.hints)
+    if not _is_frame(root, frames):
+        return None
+    ending = next(((n, text) for kind, n, text in scan.hints
+                   if kind == "exception" and root.line < n <= root.line + FRAME_TO_EXCEPTION), None)
+    why = unclaimed(ending[1]) if ending else None
+    if why is None:
+        return None
+    lo = ending[0] - FRAME_TO_EXCEPTION
+    keep = [m for m in scan.matches if not (lo <= m.line < ending[0] and _is_frame(m, frames))]
+    d = decide(ScanResult(matches=keep, hints=scan.hints, lines=scan.lines, bytes=scan.bytes, error=scan.error), path)
+    d.notes.append(f"{UNFRAMED_NOTE}: the exception that ends its traceback (line {ending[0]}, {why}) "
+                   f"says the call never reached the code the frame at line {root.line} names")
+    return d
 
 
 def _frame_exception(root: Match, hints, frames: set[int]):

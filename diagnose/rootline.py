@@ -106,3 +106,22 @@ def exception_after(root_line: int, root_text: str, hints):
         if kind == "exception" and root_line < n <= root_line + AFTER:
             return n, text, "evidence.exception"
     return None
+
+
+_unclaimed: list | None = None
+
+
+def unclaimed(text: str) -> str | None:
+    """The id of the [[unclaimed]] row of rootline.toml this exception line is (one a traceback frame
+    cannot claim for its family: an import failure, a binding called with the wrong arguments), or None."""
+    global _unclaimed
+    if _unclaimed is None:
+        import re2
+
+        rows = tomllib.loads(TABLE.read_text(encoding="utf-8")).get("unclaimed", [])
+        _unclaimed = [(r["id"], re2.compile(r["pattern"])) for r in rows]
+    msg = strip_prefix(text)
+    for uid, rx in _unclaimed:
+        if rx.search(msg) or rx.search(text):
+            return uid
+    return None

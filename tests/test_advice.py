@@ -117,7 +117,9 @@ TORCH_BASED = {"pytorch", "torch", "inductor", "pytorch-ext", "pytorch-extension
                "accelerate", "trl", "peft", "apex", "megatron", "megatron-deepspeed", "fsdp", "torchao", "mamba",
                "causal-conv1d", "flashinfer", "auto-gptq", "verl", "lmdeploy", "mmdet", "mmdetection", "mmcv", "mmseg",
                "yolact", "llava", "nemo", "colossalai", "onetrainer", "stable-diffusion", "easydiffusion", "cellpose",
-               "crypten", "ring-attn", "torch_memory_saver", "tensorrt-llm", "helion", "einops", "fbgemm", "nvfuser"}
+               "crypten", "ring-attn", "torch_memory_saver", "tensorrt-llm", "helion", "einops", "fbgemm", "nvfuser",
+               "torch-xpu", "pytorch-xpu", "torch-xpu-distributed", "pytorch-ddp", "pytorch-distributed", "axolotl",
+               "pytorch-transformers", "monai-pytorch", "ms-swift-deepspeed", "unsloth", "torch-geometric"}
 PY_IN_LOG = re.compile(rb"(?i)\.py\b|python|traceback|site-packages|\bpip\b")
 
 

@@ -73,3 +73,53 @@ def test_the_runtimes_generic_report_printed_before_the_specific_message_is_a_sy
                       "block: [1,0,0], thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.\n")
     assert d.family == "device-assert" and d.root.line == 2
     assert [c.role for c in d.chain if c.line == 1] == ["symptom"]
+
+
+def test_a_failure_logged_below_error_level_by_convention_after_the_root_is_a_symptom():
+    """TensorFlow logs the failing op at W (`OP_REQUIRES failed at conv_ops.cc`) after the cuDNN load
+    error that caused it: a `convention` line after the root is its symptom at any level."""
+    d = diagnose_text("2023-06-19 17:03:27.840554: E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:417] "
+                      "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.6.0.  CuDNN library needs "
+                      "to have matching major version and equal or higher minor version.\n"
+                      "2023-06-19 17:03:27.841329: W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed "
+                      "at conv_ops.cc:1068 : UNIMPLEMENTED: DNN library is not found.\n")
+    assert d.family == "missing-library" and d.root.line == 1
+    assert [c.role for c in d.chain if c.line == 2] == ["symptom"]
+
+
+def test_around_a_hardware_fault_the_frameworks_exception_before_it_is_a_symptom():
+    """The device failed (NVRM reset required, from dmesg, pasted below the traceback): the exception
+    torch raised is its consequence wherever it stands; a generic error line before it is not claimed."""
+    d = diagnose_text("Traceback (most recent call last):\n"
+                      '  File "<stdin>", line 1, in <module>\n'
+                      "torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n"
+                      "\n"
+                      "[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+                      "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827\n")
+    assert d.family == "hardware-fault" and d.root.line == 5
+    assert [c.role for c in d.chain if c.line == 3] == ["symptom"]
+    e = diagnose_text("pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer\n"
+                      + "pcieport 0000:00:02.0: broadcast error_detected message\n" * 8
+                      + "NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.\n")
+    assert e.family == "hardware-fault" and all(c.line != 1 for c in e.chain if c.role == "symptom")
+
+
+def test_a_cpu_fallback_after_the_root_is_its_symptom_and_alone_no_failure():
+    """A program that gives up on the GPU after the failure ('HOOMD-blue is running on the CPU')
+    shows what the root caused; the same line with no failure before it is no failure at all."""
+    d = diagnose_text("system has unsupported display driver / cuda driver combination\n"
+                      "HOOMD-blue is running on the CPU\n")
+    assert d.family == "driver-mismatch" and [c.role for c in d.chain if c.line == 2] == ["symptom"]
+    assert diagnose_text("HOOMD-blue is running on the CPU\nstep 1 done\n").family == "none"
+    before = diagnose_text("HOOMD-blue is running on the CPU\n"
+                           "system has unsupported display driver / cuda driver combination\n")
+    assert all(c.line != 1 for c in before.chain)
+
+
+def test_an_abort_in_another_locale_after_the_root_is_its_symptom():
+    """The shell reports the abort in the user's locale ('已放弃 (核心已转储)', 'Aborted (core dumped)'
+    in zh_CN): it follows from the root like the English line."""
+    d = diagnose_text("Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open "
+                      "shared object file: No such file or directory\n"
+                      "已放弃 (核心已转储)\n")
+    assert d.family == "missing-library" and [c.role for c in d.chain if c.line == 2] == ["symptom"]

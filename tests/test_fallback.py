@@ -85,3 +85,12 @@ def test_a_quoted_attribute_name_is_no_shape_word():
     assert guess([("AttributeError: 'NoneType' object has no attribute 'shape'", 2.0), ctx]) is None
     assert guess([("RuntimeError: shape '[4, 8]' is invalid for input of size 30 on a cuda tensor", 2.0)]).family \
         == "shape-stride-mismatch"
+
+
+def test_a_kernel_compiler_rejecting_a_kernel_is_compile_error_whatever_its_types():
+    """The taxonomy's tie-break: GPUCompiler's InvalidIRError names Float32 operands, but a compiler raised it."""
+    line = ("ERROR: LoadError: InvalidIRError: compiling kernel my_kernel!(CuDeviceMatrix{Float32, 1}, "
+            "CuDeviceMatrix{Int64, 1}) resulted in invalid LLVM IR")
+    assert guess([(line, 2.0)]).family == "compile-error"
+    # the same types in a launcher's rejection, with no compiler word, stay the dtype guess
+    assert guess([("ArgumentError: kernel got CuDeviceMatrix{Float32, 1} where Int64 dtype was expected", 2.0)]).family == "dtype-mismatch"

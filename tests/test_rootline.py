@@ -91,3 +91,38 @@ def test_an_exception_line_under_a_frame_is_not_a_source_line():
            '  File "y.py", line 9, in g\n'
            'cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered\n')
     assert diagnose_text(log).root.line == 2
+
+
+UNCLAIMED = tomllib.loads(rootline.TABLE.read_text())["unclaimed"]
+
+
+@pytest.mark.parametrize("row", UNCLAIMED, ids=[r["id"] for r in UNCLAIMED])
+def test_every_unclaimed_exception_takes_its_examples_and_none_of_its_near_misses(row):
+    assert row["docs"] and row["match"] and row["no_match"]
+    for line in row["match"]:
+        assert rootline.unclaimed(line) == row["id"], line
+    for line in row["no_match"]:
+        assert rootline.unclaimed(line) is None, line
+
+
+LOWERING = ('Traceback (most recent call last):\n'
+            '  File "/venv/lib/python3.10/site-packages/jax/_src/pallas/triton/lowering.py", line 335, in lower_jaxpr_to_triton_ir\n'
+            '    outvals = rule(rule_ctx, *invals, **eqn.params)\n'
+            '  File "/venv/lib/python3.10/site-packages/triton/common/build.py", line 15, in is_hip\n'
+            '    import torch\n')
+
+
+def test_an_import_failure_under_a_lowering_frame_is_the_missing_module_not_the_compiler():
+    d = diagnose_text(LOWERING + "ModuleNotFoundError: No module named 'torch'\n")
+    assert d.family == "missing-library" and d.root.line == 6, (d.family, d.signature)
+    assert any(n.startswith("a traceback frame did not decide") for n in d.notes)
+
+
+def test_a_binding_called_with_the_wrong_arguments_under_a_lowering_frame_is_unknown():
+    d = diagnose_text(LOWERING + "TypeError: to_proto(): incompatible function arguments. The following argument types are supported:\n")
+    assert d.family == "unknown", (d.family, d.signature)
+
+
+def test_the_compilers_own_exception_under_the_frame_stays_the_frames_family():
+    d = diagnose_text(LOWERING + "NotImplementedError: Unimplemented primitive in Pallas GPU lowering: argmax\n")
+    assert d.family == "compile-error", (d.family, d.signature)
