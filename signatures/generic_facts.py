@@ -423,19 +423,26 @@ def frames_from_hints(frame_texts: list[str]) -> dict:
     return _pick(_file_and_line(m) for t in reversed(frame_texts) for m in [_py_frame(t)] if m)
 
 
+_PY_GROUPS = None
+
+
 def _py_frame(text: str):
-    """A Python traceback frame line, in Python's own form or rich's box / IPython's (the literal test
-    first: most lines are none of them)."""
+    """The groups of a Python traceback frame line, in Python's own form or rich's box / IPython's
+    (the literal test first: most lines are none of them), or None."""
+    global _PY_GROUPS
+    if _PY_GROUPS is None:
+        from signatures.re2direct import first_groups
+
+        _PY_GROUPS = tuple(first_groups(rx) for rx in _frame_rx()[0])
     if 'File "' in text:
-        return (_PY_FRAME or _frame_rx()[0])[0].search(text)
+        return _PY_GROUPS[0](text)
     if "File " in text or "\u2502" in text:
-        return (_PY_FRAME or _frame_rx()[0])[1].search(text)
+        return _PY_GROUPS[1](text)
     return None
 
 
-def _file_and_line(m) -> tuple:
-    """(file, line, function or None) of a frame match, whichever of the frame forms matched."""
-    g = m.groups()
+def _file_and_line(g) -> tuple:
+    """(file, line, function or None) of a frame's groups, whichever of the frame forms matched."""
     return g if len(g) == 3 else (g[0:3] if g[0] is not None else g[3:6])
 
 
@@ -453,6 +460,9 @@ def launch_site(lines: list[str], root_line: int) -> dict:
         _LAUNCH = re2.compile(r'^\s*(?:[\w.\[\], ]+=\s*)?(?:[\w]+\.)*(?P<kernel>[A-Za-z_]\w*)'
                               r'\[(?:[^\]\n]*[,(][^\]\n]*|\w*grid\w*)\]\s*\(')
     start = max(0, root_line - 400)
+    code_lines = "\n".join(lines[start + 1:min(root_line, len(lines))])
+    if "](" not in code_lines and "] (" not in code_lines:      # no line launches anything (most logs)
+        return {}
     for i in range(min(root_line, len(lines)) - 2, start - 1, -1):
         code = lines[i + 1]
         if "](" not in code and "] (" not in code:       # no launch on the code line: no frame to read

@@ -147,3 +147,27 @@ def lines_holding(regex):
             pos = end + 1
         return b"\n".join(out).decode("utf-8")
     return holding
+
+
+def first_groups(regex):
+    """str -> the groups (str, None where unset) of the first match of `regex` (a str pattern), as
+    `regex.search(text).groups()`, or None: on the bytes directly for ASCII text (byte and character
+    offsets agree), through the wrapper otherwise."""
+    match, anchor, raw = _internals(regex, False)
+    null = (-1, -1)
+
+    def slow(text: str):
+        m = regex.search(text)
+        return None if m is None else m.groups()
+
+    if match is None:
+        return slow
+
+    def fast(text: str):
+        if not text.isascii():
+            return slow(text)
+        spans = match(anchor, text.encode("ascii"), 0, len(text))
+        if spans[0] == null:
+            return None
+        return tuple(None if s == null else text[s[0]:s[1]] for s in spans[1:])
+    return fast
