@@ -806,14 +806,11 @@ def _unexplained(d: Diagnosis) -> bool:
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     from signatures.normalise import normalise_chunk
-    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines, second_half
+    from signatures.wrapped import MIN_FIRST, hot_pairs, second_half
 
     buf = normalise_chunk(data)
-    hot = error_lines(buf)
-    if not hot:
-        return []
-    pairs: list[tuple[int, bytes]] = []
-    for i, first, second in candidate_pairs(buf, hot):
+    pairs: list[tuple[int, bytes]] = []         # (offset of the first line, the two joined)
+    for i, first, second in hot_pairs(buf):
         a = first.rstrip(b"\r").rstrip()
         if len(a) < MIN_FIRST:
             continue
@@ -838,7 +835,7 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
         if m.signature.id in seen_ids or (m.signature.id, i) in taken or m.signature.role == "benign":
             continue
         taken.add((m.signature.id, i))
-        m.line = i + 1
+        m.line = buf.count(b"\n", 0, i) + 1
         out.append(m)
     return out
 
