@@ -720,7 +720,10 @@ def _whole_text(scan: ScanResult, d: Diagnosis, reader) -> list[str] | None:
         return None
     text = normalise_chunk(data[:WHOLE_TEXT_MAX]).decode("utf-8", "replace")
     # a long line keeps its head and its tail (a sanitizer frame ends with the file:line)
-    return [line if len(line) <= 600 else line[:400] + " ... " + line[-200:] for line in text.split("\n")]
+    lines = text.split("\n")
+    if max(map(len, lines)) <= 600:      # most logs: no line to cut (one pass in C)
+        return lines
+    return [line if len(line) <= 600 else line[:400] + " ... " + line[-200:] for line in lines]
 
 
 def _signature(sig_id, scan: ScanResult, matcher):
@@ -832,14 +835,11 @@ def _unexplained(d: Diagnosis) -> bool:
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     from signatures.normalise import normalise_chunk
-    from signatures.wrapped import MIN_FIRST, candidate_pairs, error_lines, second_half
+    from signatures.wrapped import MIN_FIRST, hot_pairs, second_half
 
     buf = normalise_chunk(data)
-    hot = error_lines(buf)
-    if not hot:
-        return []
-    pairs: list[tuple[int, bytes]] = []
-    for i, first, second in candidate_pairs(buf, hot):
+    pairs: list[tuple[int, bytes]] = []         # (offset of the first line, the two joined)
+    for i, first, second in hot_pairs(buf):
         a = first.rstrip(b"\r").rstrip()
         if len(a) < MIN_FIRST:
             continue
@@ -864,7 +864,7 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
         if m.signature.id in seen_ids or (m.signature.id, i) in taken or m.signature.role == "benign":
             continue
         taken.add((m.signature.id, i))
-        m.line = i + 1
+        m.line = buf.count(b"\n", 0, i) + 1
         out.append(m)
     return out
 

@@ -86,11 +86,10 @@ def _word_scanner(words: list[str]):
             return False
 
     everything = list(range(len(words)))
-    if compiles(everything):     # the usual case: one compile, not one per word
-        ok, bad = everything, []
-    else:
-        ok = [i for i in everything if compiles([i])]
-        bad = [i for i in everything if i not in ok]
+    # which words compile, found once per table (cached: the test compile cost every process 0.2 s)
+    ok = cache.cached_json("fallback-word-ids", [repr(flags).encode()] + [w.encode() for w in words],
+                           lambda: everything if compiles(everything) else [i for i in everything if compiles([i])])
+    bad = [i for i in everything if i not in set(ok)]
     exprs = [words[i].encode() for i in ok]
 
     def build():

@@ -132,9 +132,10 @@ def _log_rules(family: str | None):
 
 
 def _gate(patterns: list[str]):
-    """A regex of the literals of which every match of some pattern holds one, or None when a pattern
-    has none: a window holding none of them is not read (one literal pass costs far less than the
-    Set's pass over a window of 150 lines)."""
+    """text -> its lines that hold one of the literals of which every match of some pattern holds
+    one (a regex of them, one pass), or None when a pattern has none: a window holding none of them
+    is not read, and of one that does only those lines are (one literal pass costs far less than the
+    Set's pass over a window of 150 lines; a rule matches within one line, never across two)."""
     from signatures.literals import BOUNDARY, required_literals
 
     out, icase = set(), False
@@ -149,7 +150,9 @@ def _gate(patterns: list[str]):
         return None
     import re2
 
-    return re2.compile(("(?i)" if icase else "") + "|".join(re2.escape(lit) for lit in sorted(out)))
+    from signatures.re2direct import lines_holding
+
+    return lines_holding(re2.compile(("(?i)" if icase else "") + "|".join(re2.escape(lit) for lit in sorted(out))))
 
 
 def _value(name: str, text: str):
@@ -191,9 +194,9 @@ def _read_text(text: str, rules, known: dict | None) -> dict:
     values = [repr(v) for v in known.values()]
     found: dict = {}
     for rx, twins in rules:
-        for m in rx.finditer(text):
-            for name, raw in m.groupdict().items():
-                if raw is not None and name not in known and (twins or name not in found):
+        for _, groups in _finder(rx)(text):
+            for name, raw, _ in groups:
+                if name not in known and (twins or name not in found):
                     _add(found, known, values, name, _value(name, raw))
     return found
 
@@ -209,11 +212,8 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
     joined = "\n".join(lines)
     hits = []
     for i, rx in enumerate(_candidates(scope, joined) if joined else ()):
-        index = _group_index(rx)
-        for m in rx.finditer(joined):
-            groups = m.groupdict()
-            hits.append((m.start(), i, [(name, raw, m.span(index[name])) for name, raw in groups.items()
-                                        if raw is not None]))
+        for start, groups in _finder(rx)(joined):
+            hits.append((start, i, groups))
     hits.sort(key=lambda h: (h[0], h[1]))
     taken: list = []            # (start, end, kind of name) of every group read so far
     for _, _, groups in hits:
@@ -234,15 +234,18 @@ def _read(lines, scope: str, known: dict | None, only_new_names: bool = False) -
     return found
 
 
-_GROUP_INDEX: dict = {}
+_FINDERS: dict = {}
 
 
-def _group_index(rx) -> dict:
-    """{group name: number} of a compiled rule (re2 builds the mapping anew on each access)."""
-    index = _GROUP_INDEX.get(id(rx))
-    if index is None:
-        index = _GROUP_INDEX[id(rx)] = dict(rx.groupindex)
-    return index
+def _finder(rx):
+    """text -> [(start, [(name, value, span) of each set group])] of a compiled rule's matches
+    (signatures.re2direct: the wrapper builds a match object and its group mapping anew per match)."""
+    find = _FINDERS.get(id(rx))
+    if find is None:
+        from signatures.re2direct import finditer_groups
+
+        find = _FINDERS[id(rx)] = finditer_groups(rx)
+    return find
 
 
 def _clashes(taken: list, start: int, end: int, base: str) -> bool:
@@ -278,8 +281,11 @@ def extract_log(lines: list[str], known: dict | None = None, root_line: int | No
     if root_line is not None:
         lines = lines[max(0, root_line - LOG_BEFORE): root_line + LOG_AFTER]
     text = "\n".join(lines[:LOG_MAX_LINES])
-    if gate is not None and not gate.search(text):
-        return {}
+    if gate is not None:
+        # only the lines holding a literal some rule needs: a match lies in one line and holds one
+        text = gate(text)
+        if not text:
+            return {}
     hit = rset.Match(text) if text else None
     if not hit:
         return {}
@@ -417,19 +423,26 @@ def frames_from_hints(frame_texts: list[str]) -> dict:
     return _pick(_file_and_line(m) for t in reversed(frame_texts) for m in [_py_frame(t)] if m)
 
 
+_PY_GROUPS = None
+
+
 def _py_frame(text: str):
-    """A Python traceback frame line, in Python's own form or rich's box / IPython's (the literal test
-    first: most lines are none of them)."""
+    """The groups of a Python traceback frame line, in Python's own form or rich's box / IPython's
+    (the literal test first: most lines are none of them), or None."""
+    global _PY_GROUPS
+    if _PY_GROUPS is None:
+        from signatures.re2direct import first_groups
+
+        _PY_GROUPS = tuple(first_groups(rx) for rx in _frame_rx()[0])
     if 'File "' in text:
-        return (_PY_FRAME or _frame_rx()[0])[0].search(text)
+        return _PY_GROUPS[0](text)
     if "File " in text or "\u2502" in text:
-        return (_PY_FRAME or _frame_rx()[0])[1].search(text)
+        return _PY_GROUPS[1](text)
     return None
 
 
-def _file_and_line(m) -> tuple:
-    """(file, line, function or None) of a frame match, whichever of the frame forms matched."""
-    g = m.groups()
+def _file_and_line(g) -> tuple:
+    """(file, line, function or None) of a frame's groups, whichever of the frame forms matched."""
     return g if len(g) == 3 else (g[0:3] if g[0] is not None else g[3:6])
 
 
@@ -447,6 +460,9 @@ def launch_site(lines: list[str], root_line: int) -> dict:
         _LAUNCH = re2.compile(r'^\s*(?:[\w.\[\], ]+=\s*)?(?:[\w]+\.)*(?P<kernel>[A-Za-z_]\w*)'
                               r'\[(?:[^\]\n]*[,(][^\]\n]*|\w*grid\w*)\]\s*\(')
     start = max(0, root_line - 400)
+    code_lines = "\n".join(lines[start + 1:min(root_line, len(lines))])
+    if "](" not in code_lines and "] (" not in code_lines:      # no line launches anything (most logs)
+        return {}
     for i in range(min(root_line, len(lines)) - 2, start - 1, -1):
         code = lines[i + 1]
         if "](" not in code and "] (" not in code:       # no launch on the code line: no frame to read

@@ -271,6 +271,132 @@ def loosen(p: bytes) -> bytes:
     return text.encode("ascii")
 
 
+_LINE_SAFE_ESCAPES = frozenset("dwSbBt")    # escapes that never match a newline
+
+
+def _tail_tokens(text: str) -> list[tuple[str, int, int]]:
+    """(kind, start, end) of the tokens of a regex, flat: atom, class, open, close, alt, quant, other."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            j = i + 2
+            if text[i + 1:i + 2] == "x":
+                j = text.index("}", i) + 1 if text[i + 2:i + 3] == "{" else i + 4
+            out.append(("atom", i, j))
+        elif c == "[":
+            j = i + 1 + (text[i + 1:i + 2] == "^")
+            j += text[j:j + 1] == "]"
+            while text[j] != "]":
+                j += 2 if text[j] == "\\" else 1
+            j += 1
+            out.append(("class", i, j))
+        elif c == "(":
+            j = i + 1
+            if text[j:j + 1] == "?":
+                k = j + 1
+                if text[k:k + 2] == "P<":
+                    j = text.index(">", k) + 1
+                else:
+                    while text[k] not in ":)":
+                        k += 1
+                    j = k + 1
+                    if text[k] == ")":            # inline flags, (?i): no group
+                        out.append(("other", i, j))
+                        i = j
+                        continue
+            out.append(("open", i, j))
+        elif c == ")":
+            j = i + 1
+            out.append(("close", i, j))
+        elif c == "|":
+            j = i + 1
+            out.append(("alt", i, j))
+        elif c in "*+?" or (c == "{" and text[i + 1:i + 2].isdigit()):
+            j = i + 1 if c != "{" else text.index("}", i) + 1
+            j += text[j:j + 1] in ("?", "+")
+            out.append(("quant", i, j))
+        else:
+            j = i + 1
+            out.append(("atom" if c not in "^$" else "other", i, j))
+        i = j
+    return out
+
+
+def _never_newline(token: str, kind: str, dotall: bool) -> bool:
+    """Whether an atom or a character class can never match a newline."""
+    if kind == "atom":
+        if token == ".":
+            return not dotall
+        if token.startswith("\\"):
+            return token[1] in _LINE_SAFE_ESCAPES or (len(token) == 2 and not token[1].isalnum())
+        return token not in "\n\r\v\f"
+    body = token[1:-1]
+    if body.startswith("^"):
+        return False
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            if not (body[i + 1] in "dwS" or not body[i + 1].isalnum()) or body[i + 2:i + 3] == "-":
+                return False
+            i += 2
+        elif body[i + 1:i + 2] == "-" and i + 2 < len(body):
+            if body[i + 2] == "\\" or ord(body[i]) <= 0x0A <= ord(body[i + 2]):
+                return False
+            i += 3
+        else:
+            if body[i] in "\n\r\v\f":
+                return False
+            i += 1
+    return True
+
+
+def _inline_flags(text: str, at: int) -> str:
+    """The flag letters of the `(?` group at `at` ((?i), (?is:...)); '' for (?P<name>, (?:."""
+    k = at + 2
+    while k < len(text) and text[k].isalpha():
+        k += 1
+    return text[at + 2:k] if text[k:k + 1] in (":", ")") else ""
+
+
+def trim_tail(p: bytes) -> bytes:
+    """A pattern whose last token is a repeat of an atom or class that never matches a newline, with
+    that repeat cut to its least count (again while the new last token is one): `x: (?P<m>.{1,300})`
+    -> `x: (?P<m>.)`, `rank (?P<r>\\d+)` -> `rank (?P<r>\\d)`. A line holds a match of one iff it
+    holds a match of the other, and the match ends on the same line (the cut part stays on it), so
+    the lines a database finds are the same; but hyperscan reports every end of a match, one per
+    extra character of the repeat, and runs a bounded repeat's state machine over every byte: the
+    trimmed form scans faster. Anything it cannot read, or a form that could match empty, stays."""
+    if p.rstrip(b")")[-1:] not in (b"*", b"+", b"?", b"}"):
+        return p                 # no repeat at the end (most patterns): nothing to read
+    try:
+        text = p.decode("ascii")
+        dotall = any("s" in _inline_flags(text, m) for m in range(len(text)) if text.startswith("(?", m))
+        changed = emptied = False
+        while True:
+            toks = _tail_tokens(text)
+            k = len(toks) - 1
+            while k >= 0 and toks[k][0] == "close":
+                k -= 1
+            if k < 1 or toks[k][0] != "quant" or toks[k - 1][0] not in ("atom", "class"):
+                break
+            kind, a0, a1 = toks[k - 1]
+            atom, quant = text[a0:a1], text[toks[k][1]:toks[k][2]]
+            if not _never_newline(atom, kind, dotall):
+                break
+            least = 0 if quant[0] in "*?" else 1 if quant[0] == "+" else int(quant[1:].split(",")[0].rstrip("}") or 0)
+            cut = text[:a0] + (atom * least if least <= 3 else f"{atom}{{{least}}}") + text[toks[k][2]:]
+            if cut == text:          # an exact count already (x{5}): nothing to cut
+                break
+            text, changed, emptied = cut, True, emptied or least == 0
+        if not changed:
+            return p
+        out = text.encode("ascii")
+        return p if emptied and _matches_empty(out) else out
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return p
+
+
 def _joint_db(raw: list[bytes]):
     """(one hyperscan database of every ASCII pattern it compiles, the exact ids in it, the loosened ids).
 
@@ -283,7 +409,18 @@ def _joint_db(raw: list[bytes]):
     import hyperscan as hs
 
     flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
-    exprs = {pid: (loosen(p) if _anchored(p) else p) for pid, p in enumerate(raw) if p.isascii()}
+
+    def expressions():
+        out = []
+        for pid, p in enumerate(raw):
+            if p.isascii():
+                e = loosen(p) if _anchored(p) else p
+                out.append((pid, trim_tail(e).decode("ascii"), e != p))    # trimmed: the same lines, faster
+        return out
+
+    rows = cache.cached_json("joint-exprs", raw, expressions)
+    exprs = {pid: e.encode("ascii") for pid, e, _ in rows}
+    loosened = frozenset(pid for pid, _, loose in rows if loose)
 
     def compiles(e: bytes) -> bool:
         try:
@@ -293,7 +430,7 @@ def _joint_db(raw: list[bytes]):
             return False
 
     db, ids = _joint_of(exprs, flags, "joint", compiles)
-    loosened = frozenset(pid for pid in ids if exprs[pid] != raw[pid])
+    loosened = loosened & ids
     return db, ids - loosened, loosened
 
 
@@ -833,7 +970,7 @@ class Matcher:
         if db is None:
             hs = self._hs
             flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
-            raw = self.raw[pid]
+            raw = trim_tail(self.raw[pid])     # the same lines, found faster
 
             def whole():
                 if not raw.isascii():      # bytes mode would split a non-ASCII class into bytes

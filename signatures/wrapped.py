@@ -118,6 +118,26 @@ def candidate_pairs(buf: bytes, hot: list[tuple[int, int, int]]) -> list[tuple[i
     return out
 
 
+def hot_pairs(buf: bytes) -> list[tuple[int, bytes, bytes]]:
+    """(offset of line i, line i, line i+1) for the pairs of adjacent lines where either line holds an
+    error word, in order: the pairs candidate_pairs(buf, error_lines(buf)) gives, keyed by where the
+    first line starts instead of its index, so no line is counted (`buf.count(b"\n", 0, offset)` is
+    its index, for the few pairs that matter)."""
+    size, last = len(buf), -1
+    spans: dict[int, tuple[int, int, int, int]] = {}
+    for le in _error_lines_scanner()(buf):
+        if le <= last:
+            continue
+        last = le
+        ls = buf.rfind(b"\n", 0, le) + 1
+        if ls > 0 and (ps := buf.rfind(b"\n", 0, ls - 1) + 1) not in spans:
+            spans[ps] = (ps, ls - 1, ls, le)              # the line before and this one
+        if le < size and ls not in spans:
+            ne = buf.find(b"\n", le + 1)
+            spans[ls] = (ls, le, le + 1, size if ne < 0 else ne)      # this line and the next
+    return [(at, buf[a0:a1], buf[b0:b1]) for at, (a0, a1, b0, b1) in sorted(spans.items())]
+
+
 # What str.strip() removes from ASCII text (str.isspace() holds for \x1c-\x1f, bytes.strip() skips them)
 _ASCII_SPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 

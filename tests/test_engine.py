@@ -205,3 +205,22 @@ def test_second_half_is_strip_prefix_of_the_decoded_line():
              b"\xc3\xa9 caf\xc3\xa9 \xff", b"(RayWorkerWrapper pid=123) out of memory", b"E1210 08:01:33.123 x.cc:1] y"]
     for line in lines:
         assert second_half(line) == strip_prefix(line.decode("utf-8", "replace")).strip().encode(), line
+
+
+def test_hot_pairs_are_the_candidate_pairs_by_offset():
+    """signatures.wrapped.hot_pairs: the pairs candidate_pairs(buf, error_lines(buf)) gives, keyed by
+    the first line's offset (its index is the count of newlines before it), over every corpus and
+    issue log and the edges (a hot first or last line, no final newline, adjacent hot lines)."""
+    from pathlib import Path
+
+    from signatures.normalise import normalise_chunk
+    from signatures.wrapped import candidate_pairs, error_lines, hot_pairs
+
+    root = Path(__file__).resolve().parent.parent
+    bufs = [normalise_chunk(p.read_bytes()) for p in sorted((root / "corpus" / "logs").glob("*.log"))
+            + sorted((root / "tests" / "fixtures" / "issues").glob("*.log"))]
+    bufs += [b"", b"error\n", b"error", b"x\nerror", b"error\nfailed\nok\n", b"\nerror\n\n", b"a\nb\nfatal: x\n"]
+    for buf in bufs:
+        want = candidate_pairs(buf, error_lines(buf))
+        got = hot_pairs(buf)
+        assert [(buf.count(b"\n", 0, at), a, b) for at, a, b in got] == want

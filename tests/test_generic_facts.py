@@ -223,3 +223,40 @@ def test_whole_log_rules_with_twins_keep_every_value():
     got = extract_log(lines, family="driver-mismatch")
     assert got["driver_version"] == "550.107.02" and got["driver_version_2"] == "550.90.07"
     assert "driver_version" not in extract_log(lines, family="oom")
+
+
+def test_the_direct_finditer_gives_what_the_wrapper_gives():
+    """signatures.re2direct.finditer_groups: every match, its start, its set groups (the wrapper's
+    groupdict order) and their spans, as re2's own finditer, on ASCII and non-ASCII text, with empty
+    matches and unset groups."""
+    from signatures.re2direct import finditer_groups
+
+    def wrapper(rx, text):
+        return [(m.start(), [(k, v, m.span(rx.groupindex[k])) for k, v in m.groupdict().items() if v is not None])
+                for m in rx.finditer(text)]
+
+    one_line = re2.Options()
+    one_line.never_nl = True
+    rules = [re2.compile("(?m)" + r.pattern, one_line) for r in load()]
+    rules += [re2.compile(p) for p in (r"(?P<a>x)?(?P<b>y*)", r"\b(?P<w>\w+)\b", r"(?P<e>)", r"é(?P<n>\d+)")]
+    texts = ["", "xyy x yx", "CUDA error: out of memory (error 2) at kernel.cu:12\nshape=(1, 4096)\nsm_90",
+             "naïve é42 x\n\u2502 /x/linear.py:134 in forward \u2502 café 7", "Tried to allocate 2.00 GiB; GPU 0 has"]
+    for rx in rules:
+        find = finditer_groups(rx)
+        for text in texts:
+            assert find(text) == wrapper(rx, text), (rx.pattern, text)
+
+
+def test_a_whole_log_window_is_read_on_the_lines_holding_a_literal():
+    """The whole-log gate keeps exactly the lines (in order) where its literals stand, in ASCII and
+    non-ASCII text; what the rules then find is what they find in the whole window."""
+    from signatures.re2direct import lines_holding
+
+    gate = re2.compile("(?i)NVIDIA |Tesla |name: ")
+    for text in ["", "x\nFound GPU0 NVIDIA GeForce GTX 770 which\n", "▕█▏ 50%\nGPU 0: Tesla V100 (UUID)\nnvidia é",
+                 "name: A name: B\n\nTESLA x"]:
+        want = "\n".join(line for line in text.split("\n") if gate.search(line))
+        assert lines_holding(gate)(text) == want, text
+    window = ["step 1 loss 0.5 ▕█████▏"] * 50 + ["Found GPU0 NVIDIA GeForce GTX 770 which is of cuda capability 3.0."]
+    window += ["RuntimeError: CUDA error: no kernel image is available for execution on the device"]
+    assert extract_log(window, {}, 52, "arch-mismatch") == {"gpu_name": "NVIDIA GeForce GTX 770"}

@@ -118,3 +118,55 @@ def test_the_direct_re2_calls_give_the_wrappers_answers():
             want = -1 if m is None else m.end()
             assert re2direct.end(rx, anchored)(text) == want
             assert re2direct.end(Wrapped(rx), anchored)(text) == want
+
+
+def test_trim_tail_cuts_a_trailing_repeat_that_stays_on_its_line():
+    assert M.trim_tail(rb"ptxas fatal\s*: (?P<message>.{1,300})") == rb"ptxas fatal\s*: (?P<message>.)"
+    assert M.trim_tail(rb"\bNCCL WARN (?P<message>\S.{0,200})") == rb"\bNCCL WARN (?P<message>\S)"
+    assert M.trim_tail(rb"on rank (?P<rank>\d+)") == rb"on rank (?P<rank>\d)"
+    assert M.trim_tail(rb"(?:a|bind to [\w.-]+)") == rb"(?:a|bind to [\w.-])"
+    assert M.trim_tail(rb"\+{5,} Timeout \+{5,}") == rb"\+{5,} Timeout \+{5}"
+    # a repeat that can cross a newline, one that is not last, a quantified group, dot-all: unchanged
+    for p in (rb"error:\s+", rb'File "[^"]+', rb"x\d+\b", rb"(?:ab)+", rb"(?s)x.+", rb"x[\x00-\x7f]+", rb"x\D+"):
+        assert M.trim_tail(p) == p, p
+    assert M.trim_tail(rb"(?:x)?y*") == rb"(?:x)?y*"      # cut, it would match empty: left whole
+
+
+def test_trimmed_patterns_find_the_same_lines(m):
+    """Every shipped pattern whose tail trim_tail cuts (as the joint database and the single scans
+    hold it) finds exactly the lines the whole pattern finds, over the corpus and the issue logs."""
+    import hyperscan as hs
+
+    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+    pairs = []
+    for p in m.raw:
+        if p.isascii():
+            for e in {p, M.loosen(p) if M._anchored(p) else p}:
+                if M.trim_tail(e) != e:
+                    pairs.append((e, M.trim_tail(e)))
+    assert len(pairs) > 100
+
+    def db_of(exprs):
+        db = hs.Database(mode=hs.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=[flags] * len(exprs))
+        return db
+
+    whole, trimmed = db_of([e for e, _ in pairs]), db_of([t for _, t in pairs])
+
+    def lines(db, buf):
+        out = set()
+
+        def on_match(i, _from, to, _flags, _ctx):
+            out.add((i, buf.rfind(b"\n", 0, max(to - 1, 0)) + 1))
+
+        db.scan(buf, match_event_handler=on_match)
+        return out
+
+    logs = sorted((ROOT / "corpus" / "logs").glob("*.log")) + sorted((ROOT / "tests" / "fixtures" / "issues").glob("*.log"))
+    hit = 0
+    for path in logs:
+        buf = b"\n" + M.normalise_chunk(path.read_bytes()) + b"\n"
+        found = lines(whole, buf)
+        assert lines(trimmed, buf) == found, path.name
+        hit += bool(found)
+    assert hit > 100

@@ -131,7 +131,9 @@ def detect(lines, root_frameworks=()) -> list[str]:
     A root signature whose frameworks all belong to one ecosystem counts as seeing it: its wording
     is that framework's own message (see `implied`)."""
     s, owners = _marker_set()
-    text = "\n".join(t[:400] for t in lines if t)
+    lines = [t for t in lines if t]
+    # a line is read to its 400th character (most logs have none longer: one join in C)
+    text = "\n".join(lines if not lines or max(map(len, lines)) <= 400 else (t[:400] for t in lines))
     raw = text.encode("utf-8")       # once, as the re2 wrapper would for each str search of it
     seen = {owners[i] for i in (s.Match(raw) or [])} if text else set()
     seen |= implied(root_frameworks)
@@ -428,22 +430,27 @@ def _funcs(tables: dict, lines: list[str]) -> dict:
             raise expr.Missing("wheel")
         return wheels[max(ok, key=float)]
 
-    joined: list[str] = []
+    joined: list[bytes] = []
 
-    def text() -> str:            # the lines joined once, searched by every seen()/grab() of the rules
-        if not joined:
-            joined.append("\n".join(lines))
+    def text() -> bytes:          # the lines joined and encoded once, searched by every seen()/grab()
+        if not joined:            # of the rules (re2 searches the UTF-8 bytes of a str either way)
+            joined.append("\n".join(lines).encode("utf-8"))
         return joined[0]
 
+    def search(pattern):
+        rx = _compile(pattern, "rule")
+        return rx.search(text().decode("utf-8") if isinstance(rx, re.Pattern) else text())
+
     def seen(pattern):
-        return _compile(pattern, "rule").search(text()) is not None
+        return search(pattern) is not None
 
     def grab(pattern):
         """The first group of the first match in the log (a fact the signature did not capture)."""
-        m = _compile(pattern, "rule").search(text())
+        m = search(pattern)
         if m is None:
             raise expr.Missing("grab")
-        return m.group(1) if m.groups() else m.group(0)
+        g = m.group(1) if m.groups() else m.group(0)
+        return g.decode("utf-8") if isinstance(g, bytes) else g
 
     return {"newest_cuda": newest_cuda, "wheel": wheel, "seen": seen, "grab": grab}
 
