@@ -543,7 +543,7 @@ def _counts(kind: str, text: str) -> bool:
     return level is None or (kind == "report" and level == "info")
 
 
-RAISED_WARNING = re.compile(r"^E\s{3,}(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning: ")
+RAISED_WARNING = r"^E\s{3,}(?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning: "   # re2 (_context_when): it reads log text
 
 
 def _retries_unpassed(hints: list) -> list:
@@ -617,7 +617,7 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.next_step = UNKNOWN_NEXT
         d.facts = _generic_facts([root[2]], {}, scan.hints, root[1])
         d.fact_text = _fact_texts(d.facts, [root[2]])
-        if not RAISED_WARNING.search(root[2]):
+        if not _context_when(RAISED_WARNING).search(root[2]):
             # a warning class raised as the failure (pytest's filterwarnings = error) words advice, not a
             # cause: no family is guessed from it
             _fallback_guess(d, [h for h in hints if h[0] != "frame"], root, [t for k, _, t in hints if k == "frame"])

@@ -91,6 +91,7 @@ class Model:
 
     def __init__(self, classes: list[str], docs: list[int], counts: dict[str, dict[int, int]], alpha: float):
         self.classes, self.alpha = classes, alpha
+        self.near_misses: dict[str, list[str]] = {}     # family ('*': any) -> counterexample lines
         total = sum(docs)
         self.prior = [math.log((n + 1) / (total + len(classes))) for n in docs]
         absent = [math.log(alpha / (n + 2 * alpha)) for n in docs]
@@ -105,8 +106,6 @@ class Model:
                 row[int(k)] = math.log((c + alpha) / (docs[int(k)] + 2 * alpha))
             self.weights[word] = row
             self.lift[word] = [w - background for w in row]
-
-    near_misses: dict[str, list[str]] = {}
 
     @classmethod
     def from_table(cls, data: dict) -> "Model":
@@ -164,7 +163,7 @@ ORDINARY = frozenset({
     "AttributeError", "FileNotFoundError", "IsADirectoryError", "NotADirectoryError", "PermissionError",
     "FileExistsError", "KeyError", "IndexError", "TypeError", "NameError", "UnboundLocalError",
     "ValueError", "ZeroDivisionError", "JSONDecodeError", "UnicodeDecodeError", "UnicodeEncodeError",
-    "StopIteration", "RecursionError", "KeyboardInterrupt", "SyntaxError", "IndentationError",
+    "RecursionError", "SyntaxError", "IndentationError",
     "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError", "HTTPError", "SSLError",
 })
 TRACEBACK_HEADER = "Traceback (most recent call last)"
