@@ -857,7 +857,7 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
         sig = owners[pid][1]
         return sig is not None and sig.role != "benign" and sig.id not in seen_ids
 
-    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n", wanted)
+    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n", wanted, failures_only=True)
     out, taken = [], set()
     for m in scan.matches:
         i = pairs[m.line - 1][0]

@@ -582,13 +582,31 @@ class Matcher:
                             else f"{what}: {e}")
         return result
 
-    def scan_bytes(self, data: bytes, wanted=None) -> ScanResult:
-        """scan_file for bytes; with `wanted` (pattern id -> bool), only the patterns it accepts."""
+    def scan_bytes(self, data: bytes, wanted=None, failures_only: bool = False) -> ScanResult:
+        """scan_file for bytes; with `wanted` (pattern id -> bool), only the patterns it accepts; with
+        `failures_only`, only failure signatures' patterns are gated (`wanted` may accept no other)."""
         result = ScanResult()
-        self.scan_stream(io.BytesIO(data), result, wanted=wanted)
+        self.scan_stream(io.BytesIO(data), result, wanted=wanted,
+                         gate=self._failure_gate() if failures_only else None)
         return result
 
-    def scan_stream(self, f, result: ScanResult, reread_path=None, wanted=None) -> None:
+    def _failure_gate(self):
+        """The gate of the failure signatures' patterns alone (no generic hint, no benign signature):
+        what a rescue of wrapped lines may look for. Their literals, not the hints' common words
+        ("Error", "File"), are scanned: the same patterns come out of it as out of the whole gate."""
+        gate = getattr(self, "_failures", None)
+        if gate is None:
+            if self.gate_exprs is None:          # no hyperscan: the re2 gate of everything
+                gate = self.gate
+            else:
+                group = [(e, f, pid) for pid, (_, sig) in enumerate(self.owners)
+                         if sig is not None and sig.role != "benign" for e, f in self.gate_exprs[pid]]
+                gate = _HyperscanGate([e for e, _, _ in group], [f for _, f, _ in group],
+                                      [pid for _, _, pid in group]) if group else (lambda buf: set())
+            self._failures = gate
+        return gate
+
+    def scan_stream(self, f, result: ScanResult, reread_path=None, wanted=None, gate=None) -> None:
         """Gate each chunk, then locate and read the hit lines.
 
         Line numbers need the newline count of every earlier chunk. Counting costs as much as the
@@ -613,7 +631,7 @@ class Matcher:
             result.bytes += len(chunk)
             buf = normalise_chunk(chunk)
             found: list[tuple[int, int, int]] = []
-            pids = self.gate(buf)
+            pids = (gate or self.gate)(buf)
             if wanted is not None:
                 pids = {p for p in pids if wanted(p)}
             if len(pids) > 1 and len(buf) >= TOGETHER_MIN:    # a big chunk: the joint database, filtered

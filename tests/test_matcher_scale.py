@@ -170,3 +170,17 @@ def test_trimmed_patterns_find_the_same_lines(m):
         assert lines(trimmed, buf) == found, path.name
         hit += bool(found)
     assert hit > 100
+
+
+def test_the_failure_gate_gates_what_the_whole_gate_gates_of_failure_signatures(m):
+    """The rescue of wrapped lines gates only failure signatures' patterns: of those, the same ones as
+    the whole gate, over every corpus and issue log."""
+    failure = {pid for pid, (_, sig) in enumerate(m.owners) if sig is not None and sig.role != "benign"}
+    logs = sorted((ROOT / "corpus" / "logs").glob("*.log")) + sorted((ROOT / "tests" / "fixtures" / "issues").glob("*.log"))
+    gated = 0
+    for path in logs:
+        buf = M.normalise_chunk(path.read_bytes())
+        want = m.gate(buf) & failure
+        assert m._failure_gate()(buf) == want, path.name
+        gated += bool(want)
+    assert gated > 300
