@@ -149,8 +149,8 @@ def test_every_manifest_annotates_origin_and_root_line(manifest):
 
 
 # Rounds whose collection stopped short (the session's time ran out): scored and recorded like any round,
-# but too small to hold the negatives and cascades a full round must (g36: 10 logs, g37: 16; unaudited).
-PARTIAL_ROUNDS = {"g36", "g37"}
+# but too small to hold the negatives and cascades a full round must (g36: 10 logs, unaudited).
+PARTIAL_ROUNDS = {"g36"}
 
 
 def test_rounds_from_g21_annotate_origin_root_and_facts():
