@@ -28,7 +28,7 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g37-029": "not read from root line 1: code=0x29 (the tool reads code=76; fresh round g37, before-record at 93af583; not fixed here)",
          "g37-034": "not read from root line 2: file_line=conv_algorithm_picker.cc:1077 (fresh round g37, before-record at 93af583; not fixed here)",
          "g37-037": "not read from root line 4: code=710 (fresh round g37, before-record at 93af583; not fixed here)",
-         "g37-015": "label shape=77x768 and 4096x5120 names both operands in one value; the tool reads mat1_shape/mat2_shape (fresh round, before-record at 28385f7+perf; not fixed here)",
+         "g37-015": "label shape=77x768 and 4096x5120 names both operands in one value; the tool reads mat1_shape/mat2_shape (fresh round g37, before-record at 93af583; not fixed here)",
          # rounds g32-g35, as their before-records found them (scored at 845362c; not fixed here)
          "g32-003": "not read from root line 1: file_line=transport/p2p.cu:526 (fresh round, before-record at 845362c; not fixed here)",
          "g32-011": "not read from root line 1: requested=640, limit=512 (fresh round, before-record at 845362c; not fixed here)",
