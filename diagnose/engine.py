@@ -559,12 +559,32 @@ def _retries_unpassed(hints: list) -> list:
     return [h for h in hints if h[0] != "retry"]
 
 
+def _row_head(text: str) -> list[str]:
+    return strip_prefix(text).split()[:2]
+
+
+def _first_of_rows(same) -> bool:
+    """Is the first of these hints (one kind, the best an unexplained log has) its root rather than the
+    last? A checker's or harness's findings (`report`: a NaN row, a failing case, a tolerance report)
+    are printed as they are found, so the first is the earliest failure and the later ones repeat it or
+    sum it up; bare failure words (`lexicon`) only when they are rows of one form (the same two leading
+    words: DeepEP's 'dispatch NVL receiver timeout, channel: N' per channel), not a heading and its
+    message (MATLAB's 'Error using arrayfun' above the reason). An exception's last line stays the root."""
+    if len(same) < 2:
+        return False
+    if same[0][0] == "report":
+        return True
+    return same[0][0] == "lexicon" and _row_head(same[0][2]) == _row_head(same[-1][2])
+
+
 def unexplained_root(hints):
-    """(root hint, cause) of an unexplained failure: the last hint of the best kind (HINT_ORDER), or,
+    """(root hint, cause) of an unexplained failure: the last hint of the best kind (HINT_ORDER; the first
+    where they are a checker's findings or rows of one form: _first_of_rows), or,
     when it is a terminator with its cause just before it (diagnose/rootline.py), that cause, whose
     facts and words are read instead; `cause` is None or (line, text, id)."""
     best = min(HINT_ORDER[h[0]] for h in hints)
-    root = [h for h in hints if HINT_ORDER[h[0]] == best][-1]
+    same = [h for h in hints if HINT_ORDER[h[0]] == best]
+    root = same[0] if _first_of_rows(same) else same[-1]
     cause = cause_before(root[1], root[2], hints)
     if cause:
         root = (root[0], cause[0], cause[1])

@@ -24,9 +24,7 @@ def _in_root_line(value: str, root_text: str) -> bool:
 # rows whose root the tool places elsewhere (the root-line misses of bench/rounds.py): their fact is
 # not in the line the tool reads as the root
 KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this list's misses were added
-         "g37-028": "not read from root line 1: kernel=triton_poi_fused_24 (fresh round g37, before-record at 93af583; not fixed here)",
          "g37-029": "not read from root line 1: code=0x29 (the tool reads code=76; fresh round g37, before-record at 93af583; not fixed here)",
-         "g37-034": "not read from root line 2: file_line=conv_algorithm_picker.cc:1077 (fresh round g37, before-record at 93af583; not fixed here)",
          "g37-037": "not read from root line 4: code=710 (fresh round g37, before-record at 93af583; not fixed here)",
          "g37-015": "label shape=77x768 and 4096x5120 names both operands in one value; the tool reads mat1_shape/mat2_shape (fresh round g37, before-record at 93af583; not fixed here)",
          # rounds g32-g35, as their before-records found them (scored at 845362c; not fixed here)
@@ -65,7 +63,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          # rounds g30 and g31, as their before-records found them (scored at 6c57097; not fixed here)
          "g30-001": "not read from root line 19: used=7204800000 (fresh round, before-record at 6c57097; not fixed here)",
          "g30-007": "not read from root line 1: kernel=gpu_get_segment_indices_kernel! (fresh round, before-record at 6c57097; not fixed here)",
-         "g30-015": "not read from root line 1: file_line=ocean_large_eddy_simulation_regression_test.jl:122 (fresh round, before-record at 6c57097; not fixed here)",
          "g30-016": "not read from root line 1: file_line=ScatterGatherKernel.cu (fresh round, before-record at 6c57097; not fixed here)",
          "g30-018": "not read from root line 14: library=torch (fresh round, before-record at 6c57097; not fixed here)",
          "g30-019": "not read from root line 3: function=to_proto (fresh round, before-record at 6c57097; not fixed here)",
