@@ -113,6 +113,13 @@ CASES = [
      "origin.gpu-reset-failed-after-a-hang"),
     ("gloo-timeout-alone", "[/opt/conda/conda-bld/pytorch/work/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
      "Timed out waiting 30000ms for recv operation to complete\n", "runtime-assumption", None),
+    # TensorRT with no tactic for a node: its coverage (no memory word) vs tactics skipped for memory
+    ("tensorrt-no-tactic-coverage", "[07/12/2023-11:55:50] [TRT] [E] 10: [optimizer.cpp::computeCosts::3869] Error "
+     "Code 10: Internal Error (Could not find any implementation for node 002_convolutional.)\n", "environment",
+     "origin.tensorrt-no-tactic-without-a-memory-shortage"),
+    ("tensorrt-no-tactic-memory", "[TRT] [W] Skipping tactic 0 due to insuficient memory on requested size of "
+     "1170309120 detected for tactic 0.\n[TRT] [E] 10: [optimizer.cpp::computeCosts::2011] Error Code 10: Internal "
+     "Error (Could not find any implementation for node MatMul_2899.)\n", "resource-limit", None),
 ]
 
 
