@@ -120,6 +120,27 @@ CASES = [
     ("tensorrt-no-tactic-memory", "[TRT] [W] Skipping tactic 0 due to insuficient memory on requested size of "
      "1170309120 detected for tactic 0.\n[TRT] [E] 10: [optimizer.cpp::computeCosts::2011] Error Code 10: Internal "
      "Error (Could not find any implementation for node MatMul_2899.)\n", "resource-limit", None),
+    # torch.compile: code inductor generated, and inductor's own Python failing, vs a kernel the user wrote
+    ("inductor-generated-triton-source", "triton.compiler.errors.CompilationError: at 16:15:\n"
+     "    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]\n    rbase = tl.arange(0, RBLOCK)[None, :]\n"
+     "        tmp6 = tl.load(in_ptr1 + (r1 + (3072*x0)), rmask, eviction_policy='evict_first', other=0.0)\n"
+     "               ^\n", "environment", "origin.generated-kernel"),
+    ("inductor-python-error", '  File "/env/site-packages/torch/_inductor/scheduler.py", line 859, in '
+     "get_estimated_runtime\n    return self.get_read_write_buffers_sizes() / gpu_memory_bandwidth\n"
+     "torch._inductor.exc.InductorError: ZeroDivisionError: float division by zero\n", "environment",
+     "origin.inductor-wrapping-a-python-error"),
+    # device asserts: inductor's generated bounds check (a computed tmpN) vs an eager op's index input
+    ("inductor-bounds-assert", "unknown:0: unknown: block: [0,0,0], thread: [213,0,0] Assertion `index out of "
+     "bounds: 0 <= tmp4 < 32000` failed.\n", "kernel-logic", "origin.inductor-generated-bounds-assert"),
+    ("eager-index-assert", "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], "
+     "thread: [64,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.\n",
+     "runtime-assumption", None),
+    # the c10d store: formed, a peer never wrote its key, vs clients that never connected
+    ("store-barrier-half-joined", "RuntimeError: Timed out initializing process group in store based barrier on "
+     "rank: 7, for key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)\n",
+     "runtime-assumption", "origin.store-up-but-a-peer-never-reached-the-key"),
+    ("store-clients-never-joined", "torch.distributed.DistStoreError: Timed out after 6 seconds waiting for "
+     "clients. 1/2 clients joined.\n", "environment", None),
 ]
 
 
