@@ -141,6 +141,16 @@ CASES = [
      "runtime-assumption", "origin.store-up-but-a-peer-never-reached-the-key"),
     ("store-clients-never-joined", "torch.distributed.DistStoreError: Timed out after 6 seconds waiting for "
      "clients. 1/2 clients joined.\n", "environment", None),
+    # a Triton API the installed Triton lacks; an extension build that shows only its exit status
+    ("triton-api-missing", '  File "/env/site-packages/triton/compiler/code_generator.py", line 1231, in ast_to_ttir\n'
+     "    raise CompilationError(fn.src, node, repr(e)) from e\ntriton.compiler.errors.CompilationError: at 4:31:"
+     "def _swiglu_forward_kernel(\n    program_id = tl.program_id(0).cast(tl.int64)\n                               ^\n"
+     "AttributeError(\"'tensor' object has no attribute 'cast'\")\n", "environment",
+     "origin.triton-api-missing-from-the-installed-triton"),
+    ("ninja-exit-status-only", "Building extension module fused_adam...\nTraceback (most recent call last):\n"
+     '  File "/env/site-packages/torch/utils/cpp_extension.py", line 2105, in _run_ninja_build\n'
+     "    subprocess.run(\nsubprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n",
+     "environment", None),
 ]
 
 
