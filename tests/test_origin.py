@@ -151,6 +151,13 @@ CASES = [
      '  File "/env/site-packages/torch/utils/cpp_extension.py", line 2105, in _run_ninja_build\n'
      "    subprocess.run(\nsubprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n",
      "environment", None),
+    # a launch over the compiled kernel's own thread limit (its registers), a ptxas entry-function budget
+    ("threads-over-kernel-limit", "ERROR: Number of threads per block exceeds kernel limit (640 > 512).\nStacktrace:\n"
+     "  [1] error(s::String)\n", "resource-limit", "origin.threads-over-the-compiled-kernels-limit"),
+    # TensorRT's calibrator faulting on the buffers get_batch returned vs a fault in one of its kernels
+    ("tensorrt-calibrator-access", "[11/08/2022-07:27:56] [I] [TRT] Starting Calibration.\n[11/08/2022-07:27:57] [E] "
+     "Error[1]: [calibrator.cpp::add::758] Error Code 1: Cuda Runtime (an illegal memory access was encountered)\n",
+     "runtime-assumption", "origin.illegal-access-in-tensorrt-calibration"),
 ]
 
 
