@@ -158,6 +158,11 @@ CASES = [
     ("tensorrt-calibrator-access", "[11/08/2022-07:27:56] [I] [TRT] Starting Calibration.\n[11/08/2022-07:27:57] [E] "
      "Error[1]: [calibrator.cpp::add::758] Error Code 1: Cuda Runtime (an illegal memory access was encountered)\n",
      "runtime-assumption", "origin.illegal-access-in-tensorrt-calibration"),
+    # autotuners: Ansor measuring nothing but errors; a tuner taking min() over the timings it pruned away
+    ("ansor-every-measure-errored", "------------------------------  [ Measure ]\nGet 16 programs to measure:\n"
+     "................*E*E*E*E*E*E*E*E*E*E*E*E*E*E*E*E\nTime elapsed for measurement: 14.04 s\n"
+     "No valid state found in this search round. Check if it has traversed all of the search space.\n",
+     "environment", "origin.ansor-every-measured-program-errored"),
 ]
 
 
