@@ -163,6 +163,15 @@ CASES = [
      "................*E*E*E*E*E*E*E*E*E*E*E*E*E*E*E*E\nTime elapsed for measurement: 14.04 s\n"
      "No valid state found in this search round. Check if it has traversed all of the search space.\n",
      "environment", "origin.ansor-every-measured-program-errored"),
+    ("xla-no-valid-config-coverage", "Autotuning failed for HLO: %input_reduce_fusion = pred[] fusion(...), "
+     "kind=kInput ... with error: NOT_FOUND: No valid config found!\n", "environment",
+     "origin.xla-no-valid-config-without-a-resource-word"),
+    # code a framework wrote and compiled itself (Warp's module), a compiler failing after typing (Numba)
+    ("warp-generated-module", "Warp NVRTC compilation error 6: NVRTC_ERROR_COMPILATION (/builds/omniverse/warp/warp/"
+     "native/warp.cu:3622)\nwp_map_func_d8cae767_c21cf51.cu(27): error: invalid line number\n", "environment",
+     "origin.generated-kernel"),
+    ("numba-lowering-after-typing", "TypeError: Failed in cuda mode pipeline (step: native lowering) Type of #1 arg "
+     "mismatch: i8* != i8 addrspace(4)*\n", "environment", "origin.numba-failed-after-typing"),
 ]
 
 
