@@ -172,6 +172,11 @@ CASES = [
      "origin.generated-kernel"),
     ("numba-lowering-after-typing", "TypeError: Failed in cuda mode pipeline (step: native lowering) Type of #1 arg "
      "mismatch: i8* != i8 addrspace(4)*\n", "environment", "origin.numba-failed-after-typing"),
+    # ptxas: a standard function with no device definition (the source) vs the program's own (the build)
+    ("ptxas-unresolved-pow", "ptxas fatal   : Unresolved extern function '_Z3powdi'\nninja: build stopped: "
+     "subcommand failed.\n", "kernel-logic", "origin.unresolved-standard-function-in-device-code"),
+    ("ptxas-unresolved-own-function", "ptxas fatal   : Unresolved extern function '_Z17getGlobalThreadIDv'\n"
+     "make: *** [Makefile:40: main.o] Error 255\n", "environment", None),
 ]
 
 
