@@ -20,7 +20,7 @@ from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
 from signatures.evidence import FAILURE_KINDS, excused
-from signatures.taxonomy import EXPLAINS_ALL
+from signatures.taxonomy import EXPLAINS_ALL, POISONS_CONTEXT
 from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
@@ -95,6 +95,7 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
     reraised = root is not None and root.line not in raised
     frames = _frame_lines(hints)
     reports = {n for kind, n, _ in hints if kind in ("status", "exception")}
+    dead = _dead_context_calls(root, hints)
     for m in ordered:
         key = (m.line, m.signature.family)
         if key in seen or (m is not root and _passed_through(m, frames)):
@@ -115,6 +116,8 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
         elif (root is not None and m.signature.family == root.signature.family and m.line < root.line and m.line in reports
               and m.signature.priority < root.signature.priority and m.signature is not root.signature):
             role = "symptom"         # the runtime's error report of the failure, printed before its own message
+        elif m.line in dead and m.signature.family == root.signature.family:
+            role = "symptom"         # another call on the poisoned context failing with the root's error
         elif (root is not None and m.signature.family == root.signature.family
               and (m.signature.role not in ("symptom", "wrapper") or _is_frame(m, frames))
               and (m.line < root.line or m.signature is root.signature)):
@@ -156,6 +159,42 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                      + rest)
             links = links[:1] + sorted(links[1:], key=lambda link: link.line)
     return links[:50]
+
+
+DEAD_CALL_KINDS = ("exception", "error", "fatal")
+
+
+def _dead_context_calls(root: Match | None, hints) -> set[int]:
+    """Lines after a root that poisons the CUDA context (signatures.taxonomy.POISONS_CONTEXT: an
+    illegal address, a device-side assert, a launch failure, an Xid) where another call reports the
+    same sticky error: a line after the root that names the runtime's error (a `status` hint) in a
+    failure report of its own (an exception, an error line: cudaFree in a destructor, TensorRT's
+    deallocate, cudaDeviceSynchronize, TensorFlow polling an event), whose message is not the root's,
+    or is the root's again but raised by a new traceback (a destructor's `Exception ignored in`).
+    The same line printed twice in a row is the root's message repeated (a detail), a status name
+    with no failure form of its own continues the root's message ("Search for `cudaErrorIllegalAddress'
+    in ..."), and the kernel driver's records (an Xid per fault) are events, not calls."""
+    if root is None or root.signature.family not in POISONS_CONTEXT:
+        return set()
+    own = strip_prefix(root.text).strip()
+    kinds: dict[int, set] = {}
+    fresh_at: set[int] = set()
+    fresh = False
+    for kind, n, text in hints:
+        if n <= root.line:
+            continue
+        if kind in ("traceback", "frame"):
+            fresh = True
+            continue
+        if kind in DEAD_CALL_KINDS or kind == "status":
+            if n not in kinds and fresh:
+                fresh_at.add(n)
+                fresh = False
+            kinds.setdefault(n, set()).add(kind)
+    texts = {n: text for _, n, text in hints}
+    return {n for n, ks in kinds.items()
+            if "status" in ks and ks & set(DEAD_CALL_KINDS)
+            and (n in fresh_at or strip_prefix(texts[n]).strip() != own)}
 
 
 def _unexplained_chain(root: Line, sid: str, hints) -> list[ChainLink]:

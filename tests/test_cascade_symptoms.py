@@ -123,3 +123,43 @@ def test_an_abort_in_another_locale_after_the_root_is_its_symptom():
                       "shared object file: No such file or directory\n"
                       "已放弃 (核心已转储)\n")
     assert d.family == "missing-library" and [c.role for c in d.chain if c.line == 2] == ["symptom"]
+
+
+def test_after_a_root_that_poisons_the_context_another_calls_report_of_it_is_a_symptom():
+    """An illegal address is sticky: every later call on the context fails with it (TensorRT's
+    deallocate and destructors, cudaFree, a destructor's `Exception ignored in` traceback). Those are
+    symptoms; the root's own line repeated, and a continuation naming the status, stay details."""
+    d = diagnose_text("[TRT] [E] 1: [fusedConvActRunner.cpp::destroyFilterTexture::293] Error Code 1: Cuda Runtime "
+                      "(an illegal memory access was encountered)\n"
+                      "[TRT] [E] 1: [defaultAllocator.cpp::deallocate::42] Error Code 1: Cuda Runtime "
+                      "(an illegal memory access was encountered)\n")
+    assert d.family == "illegal-memory-access" and d.root.line == 1
+    assert [c.role for c in d.chain if c.line == 2] == ["symptom"]
+    d = diagnose_text("cupy.cuda.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered\n"
+                      "Exception ignored in: 'cupy.cuda.function.Module.__dealloc__'\n"
+                      "Traceback (most recent call last):\n"
+                      '  File "cupy/cuda/driver.pyx", line 247, in cupy.cuda.driver.moduleUnload\n'
+                      "cupy.cuda.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered\n")
+    assert d.root.line == 1 and [c.role for c in d.chain if c.line == 5] == ["symptom"]
+    cont = diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                         "Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+                         "group__CUDART__TYPES.html for more information.\n")
+    assert not any(c.role == "symptom" for c in cont.chain), cont.chain
+
+
+def test_the_kernel_drivers_records_of_separate_faults_are_not_symptoms_of_the_first():
+    """Two Xid 31 records minutes apart (two processes): each is a fault of its own, not a call on
+    the first one's dead context."""
+    d = diagnose_text("[22859.081860] NVRM: Xid (PCI:0000:01:00): 31, pid=14292, name=python, Ch 00000030, intr 00000000. "
+                      "MMU Fault: ENGINE HOST0 HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n"
+                      "[23203.142515] NVRM: Xid (PCI:0000:01:00): 31, pid=14566, name=python, Ch 00000030, intr 00000000. "
+                      "MMU Fault: ENGINE HOST0 HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n")
+    assert not any(c.role == "symptom" for c in d.chain), d.chain
+
+
+def test_a_non_sticky_error_does_not_make_later_reports_symptoms():
+    """An OOM does not poison the context: a second OOM later is the same failure's detail, not a
+    dead-context call (signatures.taxonomy.POISONS_CONTEXT)."""
+    d = diagnose_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                      "RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB\n")
+    assert d.family == "oom" and [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "detail")]
