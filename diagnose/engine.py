@@ -149,6 +149,11 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                                                       and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
+        # what the failure left behind on a line a signature of the root's family also knows (a
+        # finalizer's report of the dead context: "error in running finalizer: CuError(code=700)")
+        left = {n for kind, n, _ in hints if kind == "consequence" and n > root.line}
+        links = [ChainLink(link.line, link.family, link.signature, "symptom", link.text)
+                 if link.role == "detail" and link.line in left else link for link in links]
         links = links[:1] + sorted(links[1:], key=lambda link: link.line)
         if cause is not None:
             # the cause before a terminator root is the root line; the terminator one of its symptoms

@@ -163,3 +163,35 @@ def test_a_non_sticky_error_does_not_make_later_reports_symptoms():
     d = diagnose_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
                       "RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB\n")
     assert d.family == "oom" and [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "detail")]
+
+
+def test_teardown_after_the_failure_is_a_symptom():
+    """What the failure left behind at teardown: a finalizer reporting the dead context (also on a
+    line the root's signature knows), Python's unraisable report from a __del__, ProcessGroupNCCL
+    destructed without destroy_process_group; never a failure on its own."""
+    d = diagnose_text("CUDA error: an illegal memory access was encountered (code #700, ERROR_ILLEGAL_ADDRESS)\n"
+                      "error in running finalizer: CUDAdrv.CuError(code=700, meta=nothing)\n")
+    assert d.root.line == 1 and [c.role for c in d.chain if c.line == 2] == ["symptom"]
+    d = diagnose_text("[rank0]: ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)\n"
+                      "[rank0]:[W322 06:54:59.203812629 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has "
+                      "NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application "
+                      "should call destroy_process_group to ensure that any pending NCCL operations have finished.\n")
+    assert d.family == "device-placement" and [c.role for c in d.chain if c.line == 2] == ["symptom"]
+    alone = diagnose_text("Exception ignored in: <function Pool.__del__ at 0x7f>\n")
+    assert alone.family == "none", alone.family
+
+
+def test_an_exception_chained_to_the_root_and_a_launchers_report_of_the_worker_are_symptoms():
+    """Python's 'The above exception was the direct cause of the following exception' says the next
+    exception follows from the root (also when the paste cut it); torchelastic's `failed (exitcode: 1)
+    local_rank: 0` reports the worker's failure again, also after a failure no signature explains."""
+    d = diagnose_text("ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n"
+                      "\n"
+                      "The above exception was the direct cause of the following exception:\n"
+                      "\n"
+                      "Traceback (most recent call last):\n")
+    assert d.family == "missing-library" and [c.role for c in d.chain if c.line == 3] == ["symptom"]
+    d = diagnose_text("AttributeError: 'NoneType' object has no attribute 'start'\n"
+                      "E0115 18:01:46.937459 98840 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] "
+                      "failed (exitcode: 1) local_rank: 0 (pid: 98939) of binary: /envs/flash/bin/python\n")
+    assert d.family == "unknown" and [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "symptom")]
