@@ -195,3 +195,16 @@ def test_an_exception_chained_to_the_root_and_a_launchers_report_of_the_worker_a
                       "E0115 18:01:46.937459 98840 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] "
                       "failed (exitcode: 1) local_rank: 0 (pid: 98939) of binary: /envs/flash/bin/python\n")
     assert d.family == "unknown" and [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "symptom")]
+
+
+def test_a_bracketed_error_level_line_is_the_cause_of_the_abort_after_it():
+    """TensorRT's sample logger puts the timestamp and the level in one bracket: an error-level line,
+    so the abort after it is its symptom and it is the root line."""
+    d = diagnose_text("Building TensorRT engine, FP16 available:1\n"
+                      "[2020-08-20 11:03:50   ERROR] Network has dynamic or shape inputs, but no optimization profile has been defined.\n"
+                      "[2020-08-20 11:03:50   ERROR] Network validation failed.\n"
+                      "terminate called after throwing an instance of 'std::runtime_error'\n"
+                      "  what():  Failed to create object\n"
+                      "Aborted (core dumped)\n")
+    assert d.root.line == 2, d.root
+    assert {c.line for c in d.chain if c.role == "symptom"} >= {4, 6}
