@@ -208,3 +208,13 @@ def test_a_bracketed_error_level_line_is_the_cause_of_the_abort_after_it():
                       "Aborted (core dumped)\n")
     assert d.root.line == 2, d.root
     assert {c.line for c in d.chain if c.role == "symptom"} >= {4, 6}
+
+
+def test_workers_killed_after_the_failure_are_symptoms():
+    d = diagnose_text("ERROR 12-05 20:24:46 engine.py:366] KeyError: 'layers.0.mlp.down_proj.weight_scale'\n"
+                      "INFO 12-05 20:24:46 multiproc_worker_utils.py:120] Killing local vLLM worker processes\n")
+    assert [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "symptom")]
+    d = diagnose_text("[2025-03-09 00:57:16 TP0] Watchdog timeout (self.watchdog_timeout=300)\n"
+                      "[2025-03-09 00:57:20] Received sigquit from a child proces. It usually means the child failed.\n"
+                      "Killed\n")
+    assert [c.line for c in d.chain if c.role == "symptom"] == [2, 3]
