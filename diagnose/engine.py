@@ -96,6 +96,10 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
     frames = _frame_lines(hints)
     reports = {n for kind, n, _ in hints if kind in ("status", "exception")}
     dead = _dead_context_calls(root, hints)
+    # lines the root's own signature matches again: the same report repeated (another thread's
+    # assertion, the driver retrying the same init), not another layer reporting it
+    again = {m.line for m in matches if root is not None and m.signature is root.signature and m is not root
+             and _same_report(m.text, root.text)}
     for m in ordered:
         key = (m.line, m.signature.family)
         if key in seen or (m is not root and _passed_through(m, frames)):
@@ -111,6 +115,8 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             # the framework's exception for the root (RuntimeError: ... device-side assert), also when
             # the root's own signature knows the exception's wording (ResourceExhaustedError: OOM ...)
             role = "symptom"
+        elif m.line in again and m.line not in dead and m.signature.family == root.signature.family:
+            role = "detail"          # the root's own report again (another thread, another attempt)
         elif explains_all:
             role = "symptom"         # the device failed: every other failure line, before or after, follows from it
         elif (root is not None and m.signature.family == root.signature.family and m.line < root.line and m.line in reports
@@ -164,6 +170,15 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                      + rest)
             links = links[:1] + sorted(links[1:], key=lambda link: link.line)
     return links[:50]
+
+
+_DIGITS = str.maketrans("", "", "0123456789")
+
+
+def _same_report(text: str, other: str) -> bool:
+    """Two lines that say the same thing but for their numbers (a thread or block index, a rank, a
+    timestamp, an address): one report printed again, not another message."""
+    return strip_prefix(text).translate(_DIGITS).strip() == strip_prefix(other).translate(_DIGITS).strip()
 
 
 DEAD_CALL_KINDS = ("exception", "error", "fatal")

@@ -218,3 +218,12 @@ def test_workers_killed_after_the_failure_are_symptoms():
                       "[2025-03-09 00:57:20] Received sigquit from a child proces. It usually means the child failed.\n"
                       "Killed\n")
     assert [c.line for c in d.chain if c.role == "symptom"] == [2, 3]
+
+
+def test_the_roots_own_report_printed_again_is_a_detail_not_a_symptom():
+    """Other threads hitting the same device assertion, other ranks' identical watchdog lines: the
+    same report again (it differs only in its numbers), not a line the root caused."""
+    d = diagnose_text("".join(f"../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [18,0,0], "
+                              f"thread: [{t},0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n" for t in range(6, 10)))
+    assert d.family == "device-assert" and d.root.line == 1
+    assert not any(c.role == "symptom" for c in d.chain), [(c.line, c.role, c.signature) for c in d.chain]
