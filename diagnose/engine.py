@@ -19,7 +19,7 @@ from diagnose.rootline import cause_before, exception_after, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
-from signatures.evidence import FAILURE_KINDS, excused
+from signatures.evidence import FAILURE_KINDS, excused, says_failure
 from signatures.taxonomy import EXPLAINS_ALL, POISONS_CONTEXT
 from signatures.normalise import line_level, strip_prefix
 
@@ -141,6 +141,16 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
         links.append(ChainLink(m.line, m.signature.family, m.signature.id, role, m.text))
     if root is not None:
         taken = {link.line for link in links}
+        # a line whose only failure evidence is its logger's level is a line of a longer message the
+        # logger prefixed line by line (vLLM's `ERROR ... [multiproc_executor.py:N]` on every traceback
+        # line, TensorFlow's E-level continuation lines): not a report of its own
+        said = {}
+        for kind, n, _ in hints:
+            if kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention"):
+                said.setdefault(n, set()).add(kind)
+        level_only = {n for n, kinds in said.items() if kinds == {"level"}}
+        texts = {n: text for _, n, text in hints}
+        level_only = {n for n in level_only if not says_failure(texts[n])}
         for kind, n, text in hints:
             # error lines after the root, the error-level summary a watchdog prints just before it, and
             # around a root that explains the whole log (the device failed) the exception the framework
@@ -152,7 +162,7 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                     or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")))
             after = n > root.line and kind in ("consequence", "convention")
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
-                                                      and line_level(text) is None))):
+                                                      and n not in level_only and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
         # what the failure left behind on a line a signature of the root's family also knows (a

@@ -227,3 +227,24 @@ def test_the_roots_own_report_printed_again_is_a_detail_not_a_symptom():
                               f"thread: [{t},0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n" for t in range(6, 10)))
     assert d.family == "device-assert" and d.root.line == 1
     assert not any(c.role == "symptom" for c in d.chain), [(c.line, c.role, c.signature) for c in d.chain]
+
+
+def test_a_line_that_only_carries_its_loggers_error_level_is_not_a_symptom():
+    """vLLM prefixes every line of a worker's traceback with ERROR: a frame, a caret line or torch's
+    'For debugging consider passing CUDA_LAUNCH_BLOCKING=1' is a line of the message, not a report;
+    an ERROR-prefixed line whose message says it failed ('EngineCore failed to start', a timed-out
+    abort) still is one."""
+    p = "(VllmWorker rank=0 pid=417) ERROR 07-13 22:37:22 [multiproc_executor.py:522] "
+    d = diagnose_text(p + '  File "/opt/vllm/worker.py", line 6, in run\n'
+                      + p + "    return self.model(x)\n"
+                      + p + "           ^^^^^^^^^^^^^\n"
+                      + p + "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                      + p + "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+                      + "(EngineCore pid=12244) ERROR 07-13 22:37:22 [core.py:1240] EngineCore failed to start.\n")
+    assert d.family == "illegal-memory-access" and d.root.line == 4
+    assert [c.line for c in d.chain if c.role == "symptom"] == [6], [(c.line, c.role) for c in d.chain]
+    d = diagnose_text("[rank0]:[E ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "
+                      "WorkNCCL(SeqNum=2521, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600042 milliseconds before timing out.\n"
+                      "[rank0]:[E ProcessGroupNCCL.cpp:1025] [PG 0 Rank 0] Future for ProcessGroup abort timed out after 600000 ms\n"
+                      "[rank0]:[E ProcessGroupNCCL.cpp:636] [Rank 0] To avoid data inconsistency, we are taking the entire process down.\n")
+    assert d.family == "timeout-hang" and [c.line for c in d.chain if c.role == "symptom"] == [2, 3]
