@@ -179,6 +179,13 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                       ChainLink(root.line, root.signature.family, root.signature.id, "symptom", root.text)]
                      + rest)
             links = links[:1] + sorted(links[1:], key=lambda link: link.line)
+        # another root signature on the root line itself (a bare code, a rival family's wording of the
+        # same message) describes the root, it reports nothing else; a wrapper or symptom signature
+        # there is another layer reporting it ("watchdog thread terminated with exception: CUDA error")
+        kept = {m.line: m for m in matches if m.line == links[0].line and m.signature.role in ("symptom", "wrapper")}
+        links = links[:1] + [ChainLink(link.line, link.family, link.signature, "detail", link.text)
+                             if link.role == "symptom" and link.line == links[0].line and link.line not in kept
+                             and not link.signature.startswith("evidence.") else link for link in links[1:]]
     return links[:50]
 
 

@@ -248,3 +248,15 @@ def test_a_line_that_only_carries_its_loggers_error_level_is_not_a_symptom():
                       "[rank0]:[E ProcessGroupNCCL.cpp:1025] [PG 0 Rank 0] Future for ProcessGroup abort timed out after 600000 ms\n"
                       "[rank0]:[E ProcessGroupNCCL.cpp:636] [Rank 0] To avoid data inconsistency, we are taking the entire process down.\n")
     assert d.family == "timeout-hang" and [c.line for c in d.chain if c.role == "symptom"] == [2, 3]
+
+
+def test_a_rival_signature_on_the_root_line_itself_is_a_detail_but_a_wrapper_there_is_a_symptom():
+    """A bare status code or another family's wording of the root line describes the root (the line
+    cannot be discounted); a wrapper on the same line is the layer that reported it."""
+    d = diagnose_text("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. "
+                      "Ran out of memory in memory space vmem. Used 59.79M of 16.00M vmem. Exceeded vmem capacity by 43.79M.\n")
+    assert d.family == "shared-memory-exceeded"
+    assert not any(c.role == "symptom" for c in d.chain), [(c.line, c.role, c.signature) for c in d.chain]
+    d = diagnose_text("[rank0]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 0] Process group watchdog thread terminated with "
+                      "exception: CUDA error: an illegal memory access was encountered\n")
+    assert d.family == "illegal-memory-access" and any(c.role == "symptom" and c.line == 1 for c in d.chain)
