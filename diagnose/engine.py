@@ -159,7 +159,8 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             # failure its framework logs below error level by convention (TensorFlow's `W ...
             # OP_REQUIRES failed at conv_ops.cc: UNIMPLEMENTED`, NCCL WARN): the failing op reporting it
             near = (n > root.line or (explains_all and kind == "exception")
-                    or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")))
+                    or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")
+                        and not text.rstrip().endswith(":")))   # "... giving me the following error:" leads to the root
             after = n > root.line and kind in ("consequence", "convention")
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
                                                       and n not in level_only and line_level(text) is None))):

@@ -260,3 +260,12 @@ def test_a_rival_signature_on_the_root_line_itself_is_a_detail_but_a_wrapper_the
     d = diagnose_text("[rank0]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 0] Process group watchdog thread terminated with "
                       "exception: CUDA error: an illegal memory access was encountered\n")
     assert d.family == "illegal-memory-access" and any(c.role == "symptom" and c.line == 1 for c in d.chain)
+
+
+def test_a_line_that_leads_to_the_root_is_not_its_summary():
+    """An error line just before the root that ends with a colon introduces it ("... is giving me the
+    following error:", NCCL's "Last error:"): the root's lead, not a symptom printed before it."""
+    d = diagnose_text("This code is giving me the following error:\n"
+                      "\n"
+                      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert d.family == "oom" and not any(c.role == "symptom" for c in d.chain), d.chain
