@@ -15,7 +15,7 @@ from pathlib import Path
 
 from diagnose.inputs import unreadable
 from diagnose.model import ChainLink, Diagnosis, Line
-from diagnose.rootline import cause_before, exception_after, terminator
+from diagnose.rootline import _is_raise, cause_before, exception_after, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
@@ -94,7 +94,9 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
     raised = {n for kind, n, _ in hints if kind == "exception"}
     reraised = root is not None and root.line not in raised
     frames = _frame_lines(hints)
-    reports = {n for kind, n, _ in hints if kind in ("status", "exception")}
+    # a `raise X(...)` source line under a frame is where the exception was raised, not a report of it
+    raises = {n for kind, n, text in hints if kind in ("status", "exception", "error") and _is_raise(text)}
+    reports = {n for kind, n, _ in hints if kind in ("status", "exception")} - raises
     dead = _dead_context_calls(root, hints)
     # lines the root's own signature matches again: the same report repeated (another thread's
     # assertion, the driver retrying the same init), not another layer reporting it
@@ -162,8 +164,10 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                     or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")
                         and not text.rstrip().endswith(":")))   # "... giving me the following error:" leads to the root
             after = n > root.line and kind in ("consequence", "convention")
+            header = kind == "error" and text.rstrip().endswith(":")    # "Last error:" heads the next line
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
-                                                      and n not in level_only and line_level(text) is None))):
+                                                      and n not in level_only and n not in raises and not header
+                                                      and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
         # what the failure left behind on a line a signature of the root's family also knows (a
@@ -176,8 +180,10 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             # the cause before a terminator root is the root line; the terminator one of its symptoms
             line, text, sid = cause
             rest = [link for link in links[1:] if link.line != line]
+            # (a `raise X(...)` source line moved to the exception it raised is where it was raised: a detail)
             links = ([ChainLink(line, root.signature.family, sid, "root", text),
-                      ChainLink(root.line, root.signature.family, root.signature.id, "symptom", root.text)]
+                      ChainLink(root.line, root.signature.family, root.signature.id,
+                                "detail" if _is_raise(root.text) else "symptom", root.text)]
                      + rest)
             links = links[:1] + sorted(links[1:], key=lambda link: link.line)
         # another root signature on the root line itself (a bare code, a rival family's wording of the
@@ -196,7 +202,17 @@ _DIGITS = str.maketrans("", "", "0123456789")
 def _same_report(text: str, other: str) -> bool:
     """Two lines that say the same thing but for their numbers (a thread or block index, a rank, a
     timestamp, an address): one report printed again, not another message."""
-    return strip_prefix(text).translate(_DIGITS).strip() == strip_prefix(other).translate(_DIGITS).strip()
+    a, b = (strip_prefix(t).translate(_DIGITS).strip() for t in (text, other))
+    if a == b:
+        return True
+    # the same message behind something the paste glued to one of them (a progress bar's \r line),
+    # but not behind a label that quotes it ("what():  ...": the uncaught exception reporting it again)
+    short, long_ = sorted((a, b), key=len)
+    return (len(short) >= SAME_REPORT_MIN and long_.endswith(short)
+            and not long_[:len(long_) - len(short)].rstrip().endswith(":"))
+
+
+SAME_REPORT_MIN = 40    # characters of a message glued behind other text that still make it the same report
 
 
 DEAD_CALL_KINDS = ("exception", "error", "fatal")

@@ -269,3 +269,22 @@ def test_a_line_that_leads_to_the_root_is_not_its_summary():
                       "\n"
                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
     assert d.family == "oom" and not any(c.role == "symptom" for c in d.chain), d.chain
+
+
+def test_raise_lines_headers_and_glued_repeats_are_not_symptoms():
+    """A `raise X(...)` source line is where the exception was raised; NCCL's 'Last error:' heads the
+    line after it; the root's assertion behind a progress bar the paste glued to it is the same
+    report as the next thread's."""
+    d = diagnose_text('    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+                      "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, "
+                      "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.\n")
+    assert d.root.line == 2 and not any(c.role == "symptom" for c in d.chain), d.chain
+    d = diagnose_text("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, "
+                      "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+                      "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+                      "Last error:\n"
+                      "socketStartConnect: Connect to 10.0.0.2<41231> failed : Software caused connection abort\n")
+    assert 3 not in {c.line for c in d.chain if c.role == "symptom"}
+    a = "/opt/conda/aten/src/ATen/native/cuda/Loss.cu:92: operator(): block: [0,0,0], thread: [{t},0,0] Assertion `input_val >= zero && input_val <= one` failed.\n"
+    d = diagnose_text("Epoch 3: : 67190it [6:05:52,  3.06it/s, loss=2.15]" + a.format(t=32) + a.format(t=33))
+    assert d.family == "device-assert" and not any(c.role == "symptom" for c in d.chain), d.chain
