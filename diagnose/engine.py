@@ -719,6 +719,10 @@ def _refine_root(d: Diagnosis, lines: list[str] | None) -> None:
     rest = [c for c in d.chain if c.line not in (n, old.line)]
     d.chain = ([ChainLink(n, family, rule, "root", text), ChainLink(old.line, family, was, "symptom", old.text)]
                + rest)
+    from signatures.generic_facts import extract
+
+    for k, v in extract([text], d.facts).items():
+        d.facts.setdefault(k, v)        # the new root line's own facts (decide read the line it left)
 
 
 WHOLE_TEXT_MAX = 256 << 10     # a failing log up to this size is read whole for the advice layer

@@ -5,6 +5,11 @@ dumped)`, an exit status, a GPU reset: each says only that the run stopped. When
 the root is one (diagnose/rootline.toml) and a cause-kind line stands shortly before it in the same
 run of failure lines, the earliest such line is the root line. A pure function of the scan's lines;
 the terminator patterns run in re2 on the one chosen line, the scan's hints give the candidates.
+
+`refine` then reads the small log's own text around the chosen root (after decide, docs/trust.md):
+an empty line's message head, the message a terminator announces ([[follower]]), the fault that
+explains the root ([[precursor]]), then the earliest copy of the same failure (twins). Patterns run
+in re2; the twin comparison is word-by-word on at most TWIN_REACH lines: linear in the log.
 """
 from __future__ import annotations
 
