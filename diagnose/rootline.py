@@ -153,7 +153,8 @@ def _table() -> dict:
         _moves = {
             "follower": [(r["id"], re2.compile(r["root"]), re2.compile(r["target"]), int(r["reach"]))
                          for r in data.get("follower", [])],
-            "precursor": [(r["id"], re2.compile(r["root"]), re2.compile(r["cause"]), int(r["reach"]))
+            "precursor": [(r["id"], re2.compile(r["root"]), re2.compile(r["cause"]), int(r["reach"]),
+                           r.get("pick", "earliest") == "nearest")
                           for r in data.get("precursor", [])],
             "empty": re2.compile(data["empty"]["pattern"]),
         }
@@ -236,9 +237,10 @@ def refine(lines: list[str] | None, line: int, text: str):
             if k is not None:
                 n, rule = k, f"rootline.{fid}"
                 break
-    for pid, root_rx, cause_rx, reach in t["precursor"]:
+    for pid, root_rx, cause_rx, reach, nearest in t["precursor"]:
         if _takes(root_rx, lines[n - 1]):
-            k = next((k for k in range(max(1, n - reach), n) if _takes(cause_rx, lines[k - 1])), None)
+            span = range(max(1, n - reach), n)
+            k = next((k for k in (reversed(span) if nearest else span) if _takes(cause_rx, lines[k - 1])), None)
             if k is not None:
                 n, rule = k, f"rootline.{pid}"
                 break
