@@ -205,3 +205,17 @@ def test_a_warning_copy_before_the_error_is_not_its_twin():
     lines = ["[W CUDAGuardImpl.h:113] Warning: CUDA error: an illegal memory access was encountered",
              "RuntimeError: CUDA error: an illegal memory access was encountered"]
     assert rootline.refine(lines, 2, lines[1]) is None
+
+
+def test_a_signature_root_moves_its_line_but_keeps_its_family_and_signature():
+    """Xid 79 decides hardware-fault; the uncorrected AER error logged before it is the root line."""
+    log = ("[74785.660366] pcieport 0000:00:02.0: AER: Corrected error received: id=0010\n"
+           "[74889.542031] pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010\n"
+           "[74889.542044] pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer\n"
+           "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.\n")
+    plain = diagnose_text(log.split("\n", 3)[3])
+    d = diagnose_text(log)
+    assert (d.family, d.signature) == (plain.family, plain.signature) == ("hardware-fault", plain.signature)
+    assert d.root.line == 2, d.root
+    roles = {c.line: c.role for c in d.chain}
+    assert roles[2] == "root" and roles[4] == "symptom"
