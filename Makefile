@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: origin origin-numerics demo test accuracy ablation bench bench-paths bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration wordmodel none-check rounds facts-recall bench-advice bench-numerics env-doc
+.PHONY: origin origin-numerics demo test accuracy ablation bench bench-paths bench-hints bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration wordmodel none-check rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -82,6 +82,10 @@ bench: $(VENV)/.base sysdeps
 # CPU per MB and per log of each path (explained, unexplained, clean) on the perf corpus's first 2000 logs
 bench-paths: $(VENV)/.base
 	$(PY) -m bench.path_speed
+
+# the generic-hint expressions' share of the joint database, and whether gating them by literals pays
+bench-hints: $(VENV)/.base
+	$(PY) -m bench.hint_cost
 
 # the joint database's raw scan: the hyperscan wheel against Debian's libhyperscan from C (would a native core pay?)
 bench-native: $(VENV)/.base

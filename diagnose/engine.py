@@ -15,7 +15,7 @@ from pathlib import Path
 
 from diagnose.inputs import unreadable
 from diagnose.model import ChainLink, Diagnosis, Line
-from diagnose.rootline import _is_raise, cause_before, exception_after, terminator
+from diagnose.rootline import _is_raise, cause_before, exception_after, refine, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
@@ -803,6 +803,7 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     d = _readings(_blank(_decide_scan(scan, path, matcher, reader), scan, reader))
     root_line = d.root.line if d.root else None
     lines = _whole_text(scan, d, reader)
+    _refine_root(d, lines)
     _whole_log_facts(d, lines)
     if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
         lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
@@ -813,6 +814,28 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     if sig is not None and d.family == sig.family:
         _variants(d, sig)
     return d, _Context(lines, frames[-1:])
+
+
+def _refine_root(d: Diagnosis, lines: list[str] | None) -> None:
+    """The root line moved by the log's own text around it (diagnose/rootline.py refine): the family,
+    signature and facts stay; the line left becomes a symptom in the chain."""
+    if d.root is None or d.family == "none":
+        return
+    moved = refine(lines, d.root.line, d.root.text)
+    if moved is None:
+        return
+    n, text, rule = moved
+    old = d.root
+    d.root = Line(n, text)
+    link = next((c for c in d.chain if c.line == old.line), None)
+    family, was = (link.family, link.signature) if link else (d.family, d.signature or rule)
+    rest = [c for c in d.chain if c.line not in (n, old.line)]
+    d.chain = ([ChainLink(n, family, rule, "root", text), ChainLink(old.line, family, was, "symptom", old.text)]
+               + rest)
+    from signatures.generic_facts import extract
+
+    for k, v in extract([text], d.facts).items():
+        d.facts.setdefault(k, v)        # the new root line's own facts (decide read the line it left)
 
 
 WHOLE_TEXT_MAX = 256 << 10     # a failing log up to this size is read whole for the advice layer

@@ -33,7 +33,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g32-025": "not read from root line 10: shape=(1, 384), mismatched=128/384 (fresh round, before-record at 845362c; not fixed here)",
          "g32-027": "not read from root line 1: file_line=gpu_conv_algorithm_picker.cc:727 (fresh round, before-record at 845362c; not fixed here)",
          "g32-036": "not read from root line 1: code=-6 (fresh round, before-record at 845362c; not fixed here)",
-         "g32-038": "not read from root line 2: arch=compute capability 7.0 (fresh round, before-record at 845362c; not fixed here)",
          "g32-045": "not read from root line 5: requested=0x40b0 bytes + 0x10 bytes system, limit=0x4000 max (fresh round, before-record at 845362c; not fixed here)",
          "g33-001": "not read from root line 1: requested=10513462067, free=1369702144 (fresh round, before-record at 845362c; not fixed here)",
          "g33-003": "not read from root line 1: size=0x639c00, device=dev_id = 0 (fresh round, before-record at 845362c; not fixed here)",
@@ -84,8 +83,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g25-004": "family unknown (a 'CUDA Error' in prose): a function named in backticks (`cuda_gridsize`) is not read",
          "g25-029": "the tool's root is the later init.cu line 13: the first NCCL WARN line's net_ib.cu:788 is a twin of the "
                     "file_line the root gave, and chain lines add only kinds the root's lines did not say",
-         "g26-004": "the tool's root is the later 'unhandled system error' line 6; the NCCL WARN line 1 before it is not read",
-         "g26-033": "the tool's root is the later 'ring create req: -5' line 15; the ring on line 3 is not read",
          "g26-038": "a device assert wrapped over three lines ('fail' / 'ed.'): read as a failure, its facts are not",
          "g27-006": "CMake's HIP error line is read as a failure (family guessed compile-error), its facts are not",
          "g27-025": "gtest's 'difference ... is 85, which exceeds 1e-5' is read as a failure (family unknown), its values are not",
