@@ -368,3 +368,21 @@ def test_nan_reports_in_other_words_are_numerical():
                  "vllm.NanLossError: loss became NaN at step 120"):
         assert _d(line + "\n").family == "numerical-mismatch", line
     assert _d("checked 4096 elements: NaN (0/4096 elements)\n").family != "numerical-mismatch"
+
+
+def test_a_connection_that_timed_out_is_the_network_not_a_hang():
+    log = "".join(f"host-3:7781:7790 [1] NCCL INFO Call to connect returned Connection refused, retrying\n" for _ in range(3))
+    assert _d(log).family == "collective-comm"
+    log = "".join("gloo connect to 10.1.2.3:29500 has timed out, retrying\n" for _ in range(3)) + "RuntimeError: gloo rendezvous failed\n"
+    assert _d(log).family in ("collective-comm", "unknown")
+
+
+def test_a_collective_that_timed_out_is_still_a_hang():
+    d = _d("RuntimeError: NCCL communicator init timed out after 1800 s on rank 3\n")
+    assert d.family != "collective-comm"
+
+
+def test_an_in_kernel_all_to_all_timeout_is_timeout_hang():
+    log = ("DeepEP combine NVL receiver timeout, channel: 3, RDMA: 0, nvl: 2, src RDMA: 1\n"
+           "DeepEP combine NVL receiver timeout, channel: 4, RDMA: 0, nvl: 2, src RDMA: 1\n")
+    assert _d(log).family == "timeout-hang"
