@@ -386,3 +386,29 @@ def test_an_in_kernel_all_to_all_timeout_is_timeout_hang():
     log = ("DeepEP combine NVL receiver timeout, channel: 3, RDMA: 0, nvl: 2, src RDMA: 1\n"
            "DeepEP combine NVL receiver timeout, channel: 4, RDMA: 0, nvl: 2, src RDMA: 1\n")
     assert _d(log).family == "timeout-hang"
+
+
+def test_an_info_level_loader_error_explains_the_traceback_after_it():
+    log = ("INFO:tensorflow:Error reported to Coordinator: libcudnn.so.7: cannot open shared object file: No such file or directory\n"
+           "Traceback (most recent call last):\n"
+           '  File "/venv/lib/python3.6/site-packages/tensorflow/python/training/coordinator.py", line 297, in stop_on_exception\n'
+           "    yield\n")
+    d = _d(log)
+    assert d.family == "missing-library" and d.root.line == 1
+
+
+def test_the_gtest_near_line_is_the_root_and_the_failed_verdict_its_symptom():
+    log = ("/src/tests/reduce_test.cu:88: Failure\n"
+           "The difference between out[i] and ref[i] is 3.5, which exceeds 0.001, where\n"
+           "out[i] evaluates to 0,\n"
+           "[  FAILED  ] ReduceTest.Sum (3 ms)\n")
+    d = _d(log)
+    assert d.family == "numerical-mismatch" and d.root.line == 2
+
+
+def test_cmake_without_a_gpu_package_is_a_missing_library_not_a_compile_error():
+    log = ("CMake Error at CMakeLists.txt:12 (find_package):\n"
+           "  Could not find a package configuration file provided by \"rocblas\" with any of\n"
+           "  the following names:\n"
+           "-- Configuring incomplete, errors occurred!\n")
+    assert _d(log).family == "missing-library"
