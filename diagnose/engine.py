@@ -15,12 +15,12 @@ from pathlib import Path
 
 from diagnose.inputs import unreadable
 from diagnose.model import ChainLink, Diagnosis, Line
-from diagnose.rootline import cause_before, exception_after, terminator
+from diagnose.rootline import _is_raise, cause_before, exception_after, refine, terminator
 from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
-from signatures.evidence import FAILURE_KINDS, excused
-from signatures.taxonomy import EXPLAINS_ALL
+from signatures.evidence import FAILURE_KINDS, excused, says_failure
+from signatures.taxonomy import EXPLAINS_ALL, POISONS_CONTEXT
 from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
@@ -94,7 +94,14 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
     raised = {n for kind, n, _ in hints if kind == "exception"}
     reraised = root is not None and root.line not in raised
     frames = _frame_lines(hints)
-    reports = {n for kind, n, _ in hints if kind in ("status", "exception")}
+    # a `raise X(...)` source line under a frame is where the exception was raised, not a report of it
+    raises = {n for kind, n, text in hints if kind in ("status", "exception", "error") and _is_raise(text)}
+    reports = {n for kind, n, _ in hints if kind in ("status", "exception")} - raises
+    dead = _dead_context_calls(root, hints)
+    # lines the root's own signature matches again: the same report repeated (another thread's
+    # assertion, the driver retrying the same init), not another layer reporting it
+    again = {m.line for m in matches if root is not None and m.signature is root.signature and m is not root
+             and _same_report(m.text, root.text)}
     for m in ordered:
         key = (m.line, m.signature.family)
         if key in seen or (m is not root and _passed_through(m, frames)):
@@ -110,11 +117,15 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             # the framework's exception for the root (RuntimeError: ... device-side assert), also when
             # the root's own signature knows the exception's wording (ResourceExhaustedError: OOM ...)
             role = "symptom"
+        elif m.line in again and m.line not in dead and m.signature.family == root.signature.family:
+            role = "detail"          # the root's own report again (another thread, another attempt)
         elif explains_all:
             role = "symptom"         # the device failed: every other failure line, before or after, follows from it
         elif (root is not None and m.signature.family == root.signature.family and m.line < root.line and m.line in reports
               and m.signature.priority < root.signature.priority and m.signature is not root.signature):
             role = "symptom"         # the runtime's error report of the failure, printed before its own message
+        elif m.line in dead and m.signature.family == root.signature.family:
+            role = "symptom"         # another call on the poisoned context failing with the root's error
         elif (root is not None and m.signature.family == root.signature.family
               and (m.signature.role not in ("symptom", "wrapper") or _is_frame(m, frames))
               and (m.line < root.line or m.signature is root.signature)):
@@ -132,6 +143,16 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
         links.append(ChainLink(m.line, m.signature.family, m.signature.id, role, m.text))
     if root is not None:
         taken = {link.line for link in links}
+        # a line whose only failure evidence is its logger's level is a line of a longer message the
+        # logger prefixed line by line (vLLM's `ERROR ... [multiproc_executor.py:N]` on every traceback
+        # line, TensorFlow's E-level continuation lines): not a report of its own
+        said = {}
+        for kind, n, _ in hints:
+            if kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention"):
+                said.setdefault(n, set()).add(kind)
+        level_only = {n for n, kinds in said.items() if kinds == {"level"}}
+        texts = {n: text for _, n, text in hints}
+        level_only = {n for n in level_only if not says_failure(texts[n])}
         for kind, n, text in hints:
             # error lines after the root, the error-level summary a watchdog prints just before it, and
             # around a root that explains the whole log (the device failed) the exception the framework
@@ -140,22 +161,94 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             # failure its framework logs below error level by convention (TensorFlow's `W ...
             # OP_REQUIRES failed at conv_ops.cc: UNIMPLEMENTED`, NCCL WARN): the failing op reporting it
             near = (n > root.line or (explains_all and kind == "exception")
-                    or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")))
+                    or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")
+                        and not text.rstrip().endswith(":")))   # "... giving me the following error:" leads to the root
             after = n > root.line and kind in ("consequence", "convention")
+            header = kind == "error" and text.rstrip().endswith(":")    # "Last error:" heads the next line
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
+                                                      and n not in level_only and n not in raises and not header
                                                       and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
+        # what the failure left behind on a line a signature of the root's family also knows (a
+        # finalizer's report of the dead context: "error in running finalizer: CuError(code=700)")
+        left = {n for kind, n, _ in hints if kind == "consequence" and n > root.line}
+        links = [ChainLink(link.line, link.family, link.signature, "symptom", link.text)
+                 if link.role == "detail" and link.line in left else link for link in links]
         links = links[:1] + sorted(links[1:], key=lambda link: link.line)
         if cause is not None:
             # the cause before a terminator root is the root line; the terminator one of its symptoms
             line, text, sid = cause
             rest = [link for link in links[1:] if link.line != line]
+            # (a `raise X(...)` source line moved to the exception it raised is where it was raised: a detail)
             links = ([ChainLink(line, root.signature.family, sid, "root", text),
-                      ChainLink(root.line, root.signature.family, root.signature.id, "symptom", root.text)]
+                      ChainLink(root.line, root.signature.family, root.signature.id,
+                                "detail" if _is_raise(root.text) else "symptom", root.text)]
                      + rest)
             links = links[:1] + sorted(links[1:], key=lambda link: link.line)
+        # another root signature on the root line itself (a bare code, a rival family's wording of the
+        # same message) describes the root, it reports nothing else; a wrapper or symptom signature
+        # there is another layer reporting it ("watchdog thread terminated with exception: CUDA error")
+        kept = {m.line: m for m in matches if m.line == links[0].line and m.signature.role in ("symptom", "wrapper")}
+        links = links[:1] + [ChainLink(link.line, link.family, link.signature, "detail", link.text)
+                             if link.role == "symptom" and link.line == links[0].line and link.line not in kept
+                             and not link.signature.startswith("evidence.") else link for link in links[1:]]
     return links[:50]
+
+
+_DIGITS = str.maketrans("", "", "0123456789")
+
+
+def _same_report(text: str, other: str) -> bool:
+    """Two lines that say the same thing but for their numbers (a thread or block index, a rank, a
+    timestamp, an address): one report printed again, not another message."""
+    a, b = (strip_prefix(t).translate(_DIGITS).strip() for t in (text, other))
+    if a == b:
+        return True
+    # the same message behind something the paste glued to one of them (a progress bar's \r line),
+    # but not behind a label that quotes it ("what():  ...": the uncaught exception reporting it again)
+    short, long_ = sorted((a, b), key=len)
+    return (len(short) >= SAME_REPORT_MIN and long_.endswith(short)
+            and not long_[:len(long_) - len(short)].rstrip().endswith(":"))
+
+
+SAME_REPORT_MIN = 40    # characters of a message glued behind other text that still make it the same report
+
+
+DEAD_CALL_KINDS = ("exception", "error", "fatal")
+
+
+def _dead_context_calls(root: Match | None, hints) -> set[int]:
+    """Lines after a root that poisons the CUDA context (signatures.taxonomy.POISONS_CONTEXT: an
+    illegal address, a device-side assert, a launch failure, an Xid) where another call reports the
+    same sticky error: a line after the root that names the runtime's error (a `status` hint) in a
+    failure report of its own (an exception, an error line: cudaFree in a destructor, TensorRT's
+    deallocate, cudaDeviceSynchronize, TensorFlow polling an event), whose message is not the root's,
+    or is the root's again but raised by a new traceback (a destructor's `Exception ignored in`).
+    The same line printed twice in a row is the root's message repeated (a detail), a status name
+    with no failure form of its own continues the root's message ("Search for `cudaErrorIllegalAddress'
+    in ..."), and the kernel driver's records (an Xid per fault) are events, not calls."""
+    if root is None or root.signature.family not in POISONS_CONTEXT:
+        return set()
+    own = strip_prefix(root.text).strip()
+    kinds: dict[int, set] = {}
+    fresh_at: set[int] = set()
+    fresh = False
+    for kind, n, text in hints:
+        if n <= root.line:
+            continue
+        if kind in ("traceback", "frame"):
+            fresh = True
+            continue
+        if kind in DEAD_CALL_KINDS or kind == "status":
+            if n not in kinds and fresh:
+                fresh_at.add(n)
+                fresh = False
+            kinds.setdefault(n, set()).add(kind)
+    texts = {n: text for _, n, text in hints}
+    return {n for n, ks in kinds.items()
+            if "status" in ks and ks & set(DEAD_CALL_KINDS)
+            and (n in fresh_at or strip_prefix(texts[n]).strip() != own)}
 
 
 def _unexplained_chain(root: Line, sid: str, hints) -> list[ChainLink]:
@@ -690,6 +783,7 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     d = _readings(_blank(_decide_scan(scan, path, matcher, reader), scan, reader))
     root_line = d.root.line if d.root else None
     lines = _whole_text(scan, d, reader)
+    _refine_root(d, lines)
     _whole_log_facts(d, lines)
     if lines is None:          # a big log: the lines the scan kept (error lines, frames, matches)
         lines = [t for _, _, t in scan.hints] + [m.text for m in scan.matches]
@@ -700,6 +794,28 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     if sig is not None and d.family == sig.family:
         _variants(d, sig)
     return d, _Context(lines, frames[-1:])
+
+
+def _refine_root(d: Diagnosis, lines: list[str] | None) -> None:
+    """The root line moved by the log's own text around it (diagnose/rootline.py refine): the family,
+    signature and facts stay; the line left becomes a symptom in the chain."""
+    if d.root is None or d.family == "none":
+        return
+    moved = refine(lines, d.root.line, d.root.text)
+    if moved is None:
+        return
+    n, text, rule = moved
+    old = d.root
+    d.root = Line(n, text)
+    link = next((c for c in d.chain if c.line == old.line), None)
+    family, was = (link.family, link.signature) if link else (d.family, d.signature or rule)
+    rest = [c for c in d.chain if c.line not in (n, old.line)]
+    d.chain = ([ChainLink(n, family, rule, "root", text), ChainLink(old.line, family, was, "symptom", old.text)]
+               + rest)
+    from signatures.generic_facts import extract
+
+    for k, v in extract([text], d.facts).items():
+        d.facts.setdefault(k, v)        # the new root line's own facts (decide read the line it left)
 
 
 WHOLE_TEXT_MAX = 256 << 10     # a failing log up to this size is read whole for the advice layer

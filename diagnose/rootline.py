@@ -5,6 +5,11 @@ dumped)`, an exit status, a GPU reset: each says only that the run stopped. When
 the root is one (diagnose/rootline.toml) and a cause-kind line stands shortly before it in the same
 run of failure lines, the earliest such line is the root line. A pure function of the scan's lines;
 the terminator patterns run in re2 on the one chosen line, the scan's hints give the candidates.
+
+`refine` then reads the small log's own text around the chosen root (after decide, docs/trust.md):
+an empty line's message head, the message a terminator announces ([[follower]]), the fault that
+explains the root ([[precursor]]), then the earliest copy of the same failure (twins). Patterns run
+in re2; the twin comparison is word-by-word on at most TWIN_REACH lines: linear in the log.
 """
 from __future__ import annotations
 
@@ -125,3 +130,121 @@ def unclaimed(text: str) -> str | None:
         if rx.search(msg) or rx.search(text):
             return uid
     return None
+
+
+# -- the root line moved by the log's own text around it (rootline.toml [[follower]], [[precursor]],
+# [empty]; and twins) ---------------------------------------------------------------------------
+
+TWIN_REACH = 100     # an earlier copy of the root's failure stands at most this many lines before it
+TWIN_MIN = 2         # a copy shares at least this many words that carry no digit
+TWIN_EXTRA = 2       # and one copy may carry this many more leading words (an exception's class name)
+EMPTY_RUN = 40       # a message logged line by line under one prefix is at most this long
+
+_moves: dict | None = None
+
+
+def _table() -> dict:
+    """rootline.toml's followers, precursors and empty-line pattern, compiled once (re2)."""
+    global _moves
+    if _moves is None:
+        import re2
+
+        data = tomllib.loads(TABLE.read_text(encoding="utf-8"))
+        _moves = {
+            "follower": [(r["id"], re2.compile(r["root"]), re2.compile(r["target"]), int(r["reach"]))
+                         for r in data.get("follower", [])],
+            "precursor": [(r["id"], re2.compile(r["root"]), re2.compile(r["cause"]), int(r["reach"]),
+                           r.get("pick", "earliest") == "nearest")
+                          for r in data.get("precursor", [])],
+            "empty": re2.compile(data["empty"]["pattern"]),
+        }
+    return _moves
+
+
+def _takes(rx, text: str) -> bool:
+    msg = strip_prefix(text)
+    return bool(rx.search(msg) or (msg != text and rx.search(text)))
+
+
+def is_empty(text: str) -> bool:
+    """The line holds nothing after its prefix (rootline.toml [empty])."""
+    return bool(_table()["empty"].search(strip_prefix(text)))
+
+
+def _head(text: str) -> tuple:
+    """The prefix a line was logged under, digits ignored (a timestamp ticks on within one message)."""
+    msg = strip_prefix(text)
+    head = text[: len(text) - len(msg)] if text.endswith(msg) else ""
+    return tuple("#" if any(c.isdigit() for c in w) else w for w in head.split())
+
+
+def _words(text: str) -> tuple:
+    """The message's words, a word carrying a digit (a rank, a line number, a layer's index) masked."""
+    return tuple("#" if any(c.isdigit() for c in w) else w for w in strip_prefix(text).split())
+
+
+def _twins(a: tuple, b: tuple) -> bool:
+    """Two messages are one failure printed twice: the same words, digits aside, one of them perhaps
+    with a few more leading words (`MemoryError: std::bad_alloc: ...` after `std::bad_alloc: ...`)."""
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    extra = long_[: len(long_) - len(short)]
+    if sum(w != "#" for w in short) < TWIN_MIN or len(extra) > TWIN_EXTRA:
+        return False
+    # the more a copy says is an exception's class (`MemoryError:`), not a heading mark or other words
+    return all(w.endswith(":") and w[:1].isalpha() for w in extra) and long_[len(extra):] == short
+
+
+def _earliest_twin(lines: list[str], n: int) -> int:
+    """The earliest line before line n (1-based) that is the same failure printed again (by another
+    rank, another layer, another test of the same kind), following copies of copies back."""
+    words = _words(lines[n - 1])
+    quiet = line_level(lines[n - 1]) is not None
+    best = n
+    while True:
+        found = None
+        for k in range(max(1, best - TWIN_REACH), best):
+            text = lines[k - 1]
+            # a copy is printed by the program: not a warning before an error, nor a heading (`# ...`,
+            # the issue's title pasted above its log)
+            if (len(text) >= 20 and (quiet or line_level(text) is None) and not text.lstrip().startswith("# ")
+                    and _twins(_words(text), words)):
+                found = k
+                break
+        if found is None:
+            return best
+        best = found
+
+
+def refine(lines: list[str] | None, line: int, text: str):
+    """(line, text, id) of the line the root should be, reading the log's own text around the chosen
+    one, or None when it stays: an empty line's message head, the message a terminator announces
+    (a follower), the fault that explains it (a precursor), then the earliest copy of it (a twin)."""
+    if not lines or not 0 < line <= len(lines) or lines[line - 1][:100].rstrip() != text[:100].rstrip():
+        return None                  # not this log's text (a big log's kept lines, a joined line)
+    t = _table()
+    n, rule = line, None
+    if is_empty(text):
+        head, k = _head(text), n
+        while k > 1 and n - k < EMPTY_RUN and _head(lines[k - 2]) == head and head:
+            k -= 1
+        while k < n and is_empty(lines[k - 1]):
+            k += 1
+        if k < n:
+            n, rule = k, "rootline.empty"
+    for fid, root_rx, target_rx, reach in t["follower"]:
+        if _takes(root_rx, lines[n - 1]):
+            k = next((k for k in range(n + 1, min(len(lines), n + reach) + 1) if _takes(target_rx, lines[k - 1])), None)
+            if k is not None:
+                n, rule = k, f"rootline.{fid}"
+                break
+    for pid, root_rx, cause_rx, reach, nearest in t["precursor"]:
+        if _takes(root_rx, lines[n - 1]):
+            span = range(max(1, n - reach), n)
+            k = next((k for k in (reversed(span) if nearest else span) if _takes(cause_rx, lines[k - 1])), None)
+            if k is not None:
+                n, rule = k, f"rootline.{pid}"
+                break
+    k = _earliest_twin(lines, n)
+    if k != n:
+        n, rule = k, "rootline.twin"
+    return (n, lines[n - 1], rule) if rule else None

@@ -79,6 +79,35 @@ def excused(text: str) -> bool:
     return _EXCUSE.search(text) is not None
 
 
+_LEXICON = None
+
+
+def says_failure(text: str) -> bool:
+    """Does the message itself (the line less its rank, timestamp and logger prefix) say it failed, in
+    the failure lexicon's words, with no [[excuse]]? For a line whose only other evidence is its
+    logger's level: vLLM and TensorFlow prefix every line of a traceback or message with ERROR / E,
+    so the level alone does not make a line a report. One re2 search, on such a line only."""
+    global _LEXICON, _LEVEL_TOKEN
+    if _LEXICON is None:
+        import re2
+
+        _LEXICON = re2.compile("|".join(f"(?:{e.pattern})" for e in load() if e.kind == "lexicon"))
+        _LEVEL_TOKEN = re2.compile(LEVEL_TOKEN)
+    from signatures.normalise import strip_prefix
+
+    message = strip_prefix(text)
+    token = _LEVEL_TOKEN.search(message)
+    if token is not None:
+        message = message[token.end():]     # the logger's own level token is no word of the message
+    return _LEXICON.search(message) is not None and not excused(message)
+
+
+# a logger's level token near the start of a line that strip_prefix left ("(VllmWorker rank=2 pid=225)
+# ERROR 06-26 23:10:17 [multiproc_executor.py:527] ...")
+LEVEL_TOKEN = r"^.{0,80}?(?:^|[\s\[|(<])(?:ERROR|FATAL|CRITICAL|E)(?:[\s\]|)>:]|$)"
+_LEVEL_TOKEN = None
+
+
 # kinds whose entries the matcher scans as one alternation: their words are common ("failed", "ERROR"),
 # so each entry on its own would wake a second-phase scan of most chunks; one pattern wakes one
 JOINED_KINDS = ("lexicon",)

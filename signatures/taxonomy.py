@@ -43,6 +43,13 @@ ROLES = ("root", "symptom", "wrapper", "benign")
 # device" or a lost GPU around it is its consequence, not a rival cause (engine._chain: `symptom`).
 EXPLAINS_ALL = ("hardware-fault",)
 
+# Families whose failure poisons the CUDA (HIP) context: the error is sticky, so every later call on
+# that context fails with the same error (cudaFree in a destructor, cudaStreamSynchronize, a cuBLAS or
+# TensorRT call, a finalizer). After such a root, a later report of the root's own family by another
+# call is its symptom, not a detail of the root's message (engine._dead_context_call). Not
+# launch-config or oom: those errors are not sticky, a later call can succeed.
+POISONS_CONTEXT = ("illegal-memory-access", "device-assert", "hardware-fault")
+
 # Families a reviewer reads as "no answer": never carried by a signature.
 NON_FAILURE = ("none", "unknown")
 

@@ -123,3 +123,168 @@ def test_an_abort_in_another_locale_after_the_root_is_its_symptom():
                       "shared object file: No such file or directory\n"
                       "已放弃 (核心已转储)\n")
     assert d.family == "missing-library" and [c.role for c in d.chain if c.line == 2] == ["symptom"]
+
+
+def test_after_a_root_that_poisons_the_context_another_calls_report_of_it_is_a_symptom():
+    """An illegal address is sticky: every later call on the context fails with it (TensorRT's
+    deallocate and destructors, cudaFree, a destructor's `Exception ignored in` traceback). Those are
+    symptoms; the root's own line repeated, and a continuation naming the status, stay details."""
+    d = diagnose_text("[TRT] [E] 1: [fusedConvActRunner.cpp::destroyFilterTexture::293] Error Code 1: Cuda Runtime "
+                      "(an illegal memory access was encountered)\n"
+                      "[TRT] [E] 1: [defaultAllocator.cpp::deallocate::42] Error Code 1: Cuda Runtime "
+                      "(an illegal memory access was encountered)\n")
+    assert d.family == "illegal-memory-access" and d.root.line == 1
+    assert [c.role for c in d.chain if c.line == 2] == ["symptom"]
+    d = diagnose_text("cupy.cuda.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered\n"
+                      "Exception ignored in: 'cupy.cuda.function.Module.__dealloc__'\n"
+                      "Traceback (most recent call last):\n"
+                      '  File "cupy/cuda/driver.pyx", line 247, in cupy.cuda.driver.moduleUnload\n'
+                      "cupy.cuda.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered\n")
+    assert d.root.line == 1 and [c.role for c in d.chain if c.line == 5] == ["symptom"]
+    cont = diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                         "Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+                         "group__CUDART__TYPES.html for more information.\n")
+    assert not any(c.role == "symptom" for c in cont.chain), cont.chain
+
+
+def test_the_kernel_drivers_records_of_separate_faults_are_not_symptoms_of_the_first():
+    """Two Xid 31 records minutes apart (two processes): each is a fault of its own, not a call on
+    the first one's dead context."""
+    d = diagnose_text("[22859.081860] NVRM: Xid (PCI:0000:01:00): 31, pid=14292, name=python, Ch 00000030, intr 00000000. "
+                      "MMU Fault: ENGINE HOST0 HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n"
+                      "[23203.142515] NVRM: Xid (PCI:0000:01:00): 31, pid=14566, name=python, Ch 00000030, intr 00000000. "
+                      "MMU Fault: ENGINE HOST0 HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n")
+    assert not any(c.role == "symptom" for c in d.chain), d.chain
+
+
+def test_a_non_sticky_error_does_not_make_later_reports_symptoms():
+    """An OOM does not poison the context: a second OOM later is the same failure's detail, not a
+    dead-context call (signatures.taxonomy.POISONS_CONTEXT)."""
+    d = diagnose_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                      "RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB\n")
+    assert d.family == "oom" and [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "detail")]
+
+
+def test_teardown_after_the_failure_is_a_symptom():
+    """What the failure left behind at teardown: a finalizer reporting the dead context (also on a
+    line the root's signature knows), Python's unraisable report from a __del__, ProcessGroupNCCL
+    destructed without destroy_process_group; never a failure on its own."""
+    d = diagnose_text("CUDA error: an illegal memory access was encountered (code #700, ERROR_ILLEGAL_ADDRESS)\n"
+                      "error in running finalizer: CUDAdrv.CuError(code=700, meta=nothing)\n")
+    assert d.root.line == 1 and [c.role for c in d.chain if c.line == 2] == ["symptom"]
+    d = diagnose_text("[rank0]: ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)\n"
+                      "[rank0]:[W322 06:54:59.203812629 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has "
+                      "NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application "
+                      "should call destroy_process_group to ensure that any pending NCCL operations have finished.\n")
+    assert d.family == "device-placement" and [c.role for c in d.chain if c.line == 2] == ["symptom"]
+    alone = diagnose_text("Exception ignored in: <function Pool.__del__ at 0x7f>\n")
+    assert alone.family == "none", alone.family
+
+
+def test_an_exception_chained_to_the_root_and_a_launchers_report_of_the_worker_are_symptoms():
+    """Python's 'The above exception was the direct cause of the following exception' says the next
+    exception follows from the root (also when the paste cut it); torchelastic's `failed (exitcode: 1)
+    local_rank: 0` reports the worker's failure again, also after a failure no signature explains."""
+    d = diagnose_text("ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n"
+                      "\n"
+                      "The above exception was the direct cause of the following exception:\n"
+                      "\n"
+                      "Traceback (most recent call last):\n")
+    assert d.family == "missing-library" and [c.role for c in d.chain if c.line == 3] == ["symptom"]
+    d = diagnose_text("AttributeError: 'NoneType' object has no attribute 'start'\n"
+                      "E0115 18:01:46.937459 98840 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] "
+                      "failed (exitcode: 1) local_rank: 0 (pid: 98939) of binary: /envs/flash/bin/python\n")
+    assert d.family == "unknown" and [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "symptom")]
+
+
+def test_a_bracketed_error_level_line_is_the_cause_of_the_abort_after_it():
+    """TensorRT's sample logger puts the timestamp and the level in one bracket: an error-level line,
+    so the abort after it is its symptom and it is the root line."""
+    d = diagnose_text("Building TensorRT engine, FP16 available:1\n"
+                      "[2020-08-20 11:03:50   ERROR] Network has dynamic or shape inputs, but no optimization profile has been defined.\n"
+                      "[2020-08-20 11:03:50   ERROR] Network validation failed.\n"
+                      "terminate called after throwing an instance of 'std::runtime_error'\n"
+                      "  what():  Failed to create object\n"
+                      "Aborted (core dumped)\n")
+    assert d.root.line == 2, d.root
+    assert {c.line for c in d.chain if c.role == "symptom"} >= {4, 6}
+
+
+def test_workers_killed_after_the_failure_are_symptoms():
+    d = diagnose_text("ERROR 12-05 20:24:46 engine.py:366] KeyError: 'layers.0.mlp.down_proj.weight_scale'\n"
+                      "INFO 12-05 20:24:46 multiproc_worker_utils.py:120] Killing local vLLM worker processes\n")
+    assert [(c.line, c.role) for c in d.chain] == [(1, "root"), (2, "symptom")]
+    d = diagnose_text("[2025-03-09 00:57:16 TP0] Watchdog timeout (self.watchdog_timeout=300)\n"
+                      "[2025-03-09 00:57:20] Received sigquit from a child proces. It usually means the child failed.\n"
+                      "Killed\n")
+    assert [c.line for c in d.chain if c.role == "symptom"] == [2, 3]
+
+
+def test_the_roots_own_report_printed_again_is_a_detail_not_a_symptom():
+    """Other threads hitting the same device assertion, other ranks' identical watchdog lines: the
+    same report again (it differs only in its numbers), not a line the root caused."""
+    d = diagnose_text("".join(f"../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [18,0,0], "
+                              f"thread: [{t},0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n" for t in range(6, 10)))
+    assert d.family == "device-assert" and d.root.line == 1
+    assert not any(c.role == "symptom" for c in d.chain), [(c.line, c.role, c.signature) for c in d.chain]
+
+
+def test_a_line_that_only_carries_its_loggers_error_level_is_not_a_symptom():
+    """vLLM prefixes every line of a worker's traceback with ERROR: a frame, a caret line or torch's
+    'For debugging consider passing CUDA_LAUNCH_BLOCKING=1' is a line of the message, not a report;
+    an ERROR-prefixed line whose message says it failed ('EngineCore failed to start', a timed-out
+    abort) still is one."""
+    p = "(VllmWorker rank=0 pid=417) ERROR 07-13 22:37:22 [multiproc_executor.py:522] "
+    d = diagnose_text(p + '  File "/opt/vllm/worker.py", line 6, in run\n'
+                      + p + "    return self.model(x)\n"
+                      + p + "           ^^^^^^^^^^^^^\n"
+                      + p + "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                      + p + "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+                      + "(EngineCore pid=12244) ERROR 07-13 22:37:22 [core.py:1240] EngineCore failed to start.\n")
+    assert d.family == "illegal-memory-access" and d.root.line == 4
+    assert [c.line for c in d.chain if c.role == "symptom"] == [6], [(c.line, c.role) for c in d.chain]
+    d = diagnose_text("[rank0]:[E ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "
+                      "WorkNCCL(SeqNum=2521, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600042 milliseconds before timing out.\n"
+                      "[rank0]:[E ProcessGroupNCCL.cpp:1025] [PG 0 Rank 0] Future for ProcessGroup abort timed out after 600000 ms\n"
+                      "[rank0]:[E ProcessGroupNCCL.cpp:636] [Rank 0] To avoid data inconsistency, we are taking the entire process down.\n")
+    assert d.family == "timeout-hang" and [c.line for c in d.chain if c.role == "symptom"] == [2, 3]
+
+
+def test_a_rival_signature_on_the_root_line_itself_is_a_detail_but_a_wrapper_there_is_a_symptom():
+    """A bare status code or another family's wording of the root line describes the root (the line
+    cannot be discounted); a wrapper on the same line is the layer that reported it."""
+    d = diagnose_text("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. "
+                      "Ran out of memory in memory space vmem. Used 59.79M of 16.00M vmem. Exceeded vmem capacity by 43.79M.\n")
+    assert d.family == "shared-memory-exceeded"
+    assert not any(c.role == "symptom" for c in d.chain), [(c.line, c.role, c.signature) for c in d.chain]
+    d = diagnose_text("[rank0]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 0] Process group watchdog thread terminated with "
+                      "exception: CUDA error: an illegal memory access was encountered\n")
+    assert d.family == "illegal-memory-access" and any(c.role == "symptom" and c.line == 1 for c in d.chain)
+
+
+def test_a_line_that_leads_to_the_root_is_not_its_summary():
+    """An error line just before the root that ends with a colon introduces it ("... is giving me the
+    following error:", NCCL's "Last error:"): the root's lead, not a symptom printed before it."""
+    d = diagnose_text("This code is giving me the following error:\n"
+                      "\n"
+                      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert d.family == "oom" and not any(c.role == "symptom" for c in d.chain), d.chain
+
+
+def test_raise_lines_headers_and_glued_repeats_are_not_symptoms():
+    """A `raise X(...)` source line is where the exception was raised; NCCL's 'Last error:' heads the
+    line after it; the root's assertion behind a progress bar the paste glued to it is the same
+    report as the next thread's."""
+    d = diagnose_text('    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+                      "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, "
+                      "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.\n")
+    assert d.root.line == 2 and not any(c.role == "symptom" for c in d.chain), d.chain
+    d = diagnose_text("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, "
+                      "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+                      "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+                      "Last error:\n"
+                      "socketStartConnect: Connect to 10.0.0.2<41231> failed : Software caused connection abort\n")
+    assert 3 not in {c.line for c in d.chain if c.role == "symptom"}
+    a = "/opt/conda/aten/src/ATen/native/cuda/Loss.cu:92: operator(): block: [0,0,0], thread: [{t},0,0] Assertion `input_val >= zero && input_val <= one` failed.\n"
+    d = diagnose_text("Epoch 3: : 67190it [6:05:52,  3.06it/s, loss=2.15]" + a.format(t=32) + a.format(t=33))
+    assert d.family == "device-assert" and not any(c.role == "symptom" for c in d.chain), d.chain

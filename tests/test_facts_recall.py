@@ -30,7 +30,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          # rounds g32-g35, as their before-records found them (scored at 845362c; not fixed here)
          "g32-003": "not read from root line 1: file_line=transport/p2p.cu:526 (fresh round, before-record at 845362c; not fixed here)",
          "g32-036": "not read from root line 1: code=-6 (fresh round, before-record at 845362c; not fixed here)",
-         "g32-038": "not read from root line 2: arch=compute capability 7.0 (fresh round, before-record at 845362c; not fixed here)",
          "g32-045": "not read from root line 5: requested=0x40b0 bytes + 0x10 bytes system, limit=0x4000 max (fresh round, before-record at 845362c; not fixed here)",
          "g33-001": "not read from root line 1: requested=10513462067, free=1369702144 (fresh round, before-record at 845362c; not fixed here)",
          "g33-003": "not read from root line 1: size=0x639c00, device=dev_id = 0 (fresh round, before-record at 845362c; not fixed here)",
@@ -58,7 +57,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          # rounds g30 and g31, as their before-records found them (scored at 6c57097; not fixed here)
          "g30-001": "not read from root line 19: used=7204800000 (fresh round, before-record at 6c57097; not fixed here)",
          "g30-007": "not read from root line 1: kernel=gpu_get_segment_indices_kernel! (fresh round, before-record at 6c57097; not fixed here)",
-         "g30-015": "not read from root line 1: file_line=ocean_large_eddy_simulation_regression_test.jl:122 (fresh round, before-record at 6c57097; not fixed here)",
          "g30-016": "not read from root line 1: file_line=ScatterGatherKernel.cu (fresh round, before-record at 6c57097; not fixed here)",
          "g30-018": "not read from root line 14: library=torch (fresh round, before-record at 6c57097; not fixed here)",
          "g30-019": "not read from root line 3: function=to_proto (fresh round, before-record at 6c57097; not fixed here)",
@@ -80,8 +78,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g25-004": "family unknown (a 'CUDA Error' in prose): a function named in backticks (`cuda_gridsize`) is not read",
          "g25-029": "the tool's root is the later init.cu line 13: the first NCCL WARN line's net_ib.cu:788 is a twin of the "
                     "file_line the root gave, and chain lines add only kinds the root's lines did not say",
-         "g26-004": "the tool's root is the later 'unhandled system error' line 6; the NCCL WARN line 1 before it is not read",
-         "g26-033": "the tool's root is the later 'ring create req: -5' line 15; the ring on line 3 is not read",
          "g26-038": "a device assert wrapped over three lines ('fail' / 'ed.'): read as a failure, its facts are not",
          "g27-006": "CMake's HIP error line is read as a failure (family guessed compile-error), its facts are not",
          "g27-025": "gtest's 'difference ... is 85, which exceeds 1e-5' is read as a failure (family unknown), its values are not",

@@ -113,6 +113,70 @@ CASES = [
      "origin.gpu-reset-failed-after-a-hang"),
     ("gloo-timeout-alone", "[/opt/conda/conda-bld/pytorch/work/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
      "Timed out waiting 30000ms for recv operation to complete\n", "runtime-assumption", None),
+    # TensorRT with no tactic for a node: its coverage (no memory word) vs tactics skipped for memory
+    ("tensorrt-no-tactic-coverage", "[07/12/2023-11:55:50] [TRT] [E] 10: [optimizer.cpp::computeCosts::3869] Error "
+     "Code 10: Internal Error (Could not find any implementation for node 002_convolutional.)\n", "environment",
+     "origin.tensorrt-no-tactic-without-a-memory-shortage"),
+    ("tensorrt-no-tactic-memory", "[TRT] [W] Skipping tactic 0 due to insuficient memory on requested size of "
+     "1170309120 detected for tactic 0.\n[TRT] [E] 10: [optimizer.cpp::computeCosts::2011] Error Code 10: Internal "
+     "Error (Could not find any implementation for node MatMul_2899.)\n", "resource-limit", None),
+    # torch.compile: code inductor generated, and inductor's own Python failing, vs a kernel the user wrote
+    ("inductor-generated-triton-source", "triton.compiler.errors.CompilationError: at 16:15:\n"
+     "    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]\n    rbase = tl.arange(0, RBLOCK)[None, :]\n"
+     "        tmp6 = tl.load(in_ptr1 + (r1 + (3072*x0)), rmask, eviction_policy='evict_first', other=0.0)\n"
+     "               ^\n", "environment", "origin.generated-kernel"),
+    ("inductor-python-error", '  File "/env/site-packages/torch/_inductor/scheduler.py", line 859, in '
+     "get_estimated_runtime\n    return self.get_read_write_buffers_sizes() / gpu_memory_bandwidth\n"
+     "torch._inductor.exc.InductorError: ZeroDivisionError: float division by zero\n", "environment",
+     "origin.inductor-wrapping-a-python-error"),
+    # device asserts: inductor's generated bounds check (a computed tmpN) vs an eager op's index input
+    ("inductor-bounds-assert", "unknown:0: unknown: block: [0,0,0], thread: [213,0,0] Assertion `index out of "
+     "bounds: 0 <= tmp4 < 32000` failed.\n", "kernel-logic", "origin.inductor-generated-bounds-assert"),
+    ("eager-index-assert", "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], "
+     "thread: [64,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.\n",
+     "runtime-assumption", None),
+    # the c10d store: formed, a peer never wrote its key, vs clients that never connected
+    ("store-barrier-half-joined", "RuntimeError: Timed out initializing process group in store based barrier on "
+     "rank: 7, for key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)\n",
+     "runtime-assumption", "origin.store-up-but-a-peer-never-reached-the-key"),
+    ("store-clients-never-joined", "torch.distributed.DistStoreError: Timed out after 6 seconds waiting for "
+     "clients. 1/2 clients joined.\n", "environment", None),
+    # a Triton API the installed Triton lacks; an extension build that shows only its exit status
+    ("triton-api-missing", '  File "/env/site-packages/triton/compiler/code_generator.py", line 1231, in ast_to_ttir\n'
+     "    raise CompilationError(fn.src, node, repr(e)) from e\ntriton.compiler.errors.CompilationError: at 4:31:"
+     "def _swiglu_forward_kernel(\n    program_id = tl.program_id(0).cast(tl.int64)\n                               ^\n"
+     "AttributeError(\"'tensor' object has no attribute 'cast'\")\n", "environment",
+     "origin.triton-api-missing-from-the-installed-triton"),
+    ("ninja-exit-status-only", "Building extension module fused_adam...\nTraceback (most recent call last):\n"
+     '  File "/env/site-packages/torch/utils/cpp_extension.py", line 2105, in _run_ninja_build\n'
+     "    subprocess.run(\nsubprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n",
+     "environment", None),
+    # a launch over the compiled kernel's own thread limit (its registers), a ptxas entry-function budget
+    ("threads-over-kernel-limit", "ERROR: Number of threads per block exceeds kernel limit (640 > 512).\nStacktrace:\n"
+     "  [1] error(s::String)\n", "resource-limit", "origin.threads-over-the-compiled-kernels-limit"),
+    # TensorRT's calibrator faulting on the buffers get_batch returned vs a fault in one of its kernels
+    ("tensorrt-calibrator-access", "[11/08/2022-07:27:56] [I] [TRT] Starting Calibration.\n[11/08/2022-07:27:57] [E] "
+     "Error[1]: [calibrator.cpp::add::758] Error Code 1: Cuda Runtime (an illegal memory access was encountered)\n",
+     "runtime-assumption", "origin.illegal-access-in-tensorrt-calibration"),
+    # autotuners: Ansor measuring nothing but errors; a tuner taking min() over the timings it pruned away
+    ("ansor-every-measure-errored", "------------------------------  [ Measure ]\nGet 16 programs to measure:\n"
+     "................*E*E*E*E*E*E*E*E*E*E*E*E*E*E*E*E\nTime elapsed for measurement: 14.04 s\n"
+     "No valid state found in this search round. Check if it has traversed all of the search space.\n",
+     "environment", "origin.ansor-every-measured-program-errored"),
+    ("xla-no-valid-config-coverage", "Autotuning failed for HLO: %input_reduce_fusion = pred[] fusion(...), "
+     "kind=kInput ... with error: NOT_FOUND: No valid config found!\n", "environment",
+     "origin.xla-no-valid-config-without-a-resource-word"),
+    # code a framework wrote and compiled itself (Warp's module), a compiler failing after typing (Numba)
+    ("warp-generated-module", "Warp NVRTC compilation error 6: NVRTC_ERROR_COMPILATION (/builds/omniverse/warp/warp/"
+     "native/warp.cu:3622)\nwp_map_func_d8cae767_c21cf51.cu(27): error: invalid line number\n", "environment",
+     "origin.generated-kernel"),
+    ("numba-lowering-after-typing", "TypeError: Failed in cuda mode pipeline (step: native lowering) Type of #1 arg "
+     "mismatch: i8* != i8 addrspace(4)*\n", "environment", "origin.numba-failed-after-typing"),
+    # ptxas: a standard function with no device definition (the source) vs the program's own (the build)
+    ("ptxas-unresolved-pow", "ptxas fatal   : Unresolved extern function '_Z3powdi'\nninja: build stopped: "
+     "subcommand failed.\n", "kernel-logic", "origin.unresolved-standard-function-in-device-code"),
+    ("ptxas-unresolved-own-function", "ptxas fatal   : Unresolved extern function '_Z17getGlobalThreadIDv'\n"
+     "make: *** [Makefile:40: main.o] Error 255\n", "environment", None),
 ]
 
 

@@ -126,3 +126,96 @@ def test_a_binding_called_with_the_wrong_arguments_under_a_lowering_frame_is_unk
 def test_the_compilers_own_exception_under_the_frame_stays_the_frames_family():
     d = diagnose_text(LOWERING + "NotImplementedError: Unimplemented primitive in Pallas GPU lowering: argmax\n")
     assert d.family == "compile-error", (d.family, d.signature)
+
+
+# -- the root line moved by the log's own text (rootline.toml [[follower]], [[precursor]], [empty]; twins)
+
+MOVES = tomllib.loads(rootline.TABLE.read_text())
+PAIRS = [(kind, r) for kind in ("follower", "precursor") for r in MOVES.get(kind, [])]
+
+
+def _pair_moves(kind: str, row: dict, pair: str) -> bool:
+    """Whether the root ROOT of a two-line log with TARGET beside it (after a follower, before a
+    precursor) moves to TARGET."""
+    root, other = (s.strip() for s in pair.split(" => "))
+    lines = [root, other] if kind == "follower" else [other, root]
+    n = 1 if kind == "follower" else 2
+    moved = rootline.refine(lines, n, lines[n - 1])
+    return moved is not None and moved[0] == 3 - n and moved[2] == f"rootline.{row['id']}"
+
+
+@pytest.mark.parametrize("kind,row", PAIRS, ids=[f"{k}-{r['id']}" for k, r in PAIRS])
+def test_every_follower_and_precursor_moves_its_examples_and_none_of_its_near_misses(kind, row):
+    assert row["docs"] and row["match"] and row["no_match"] and row["reach"] > 0
+    for pair in row["match"]:
+        assert _pair_moves(kind, row, pair), pair
+    for pair in row["no_match"]:
+        assert not _pair_moves(kind, row, pair), pair
+
+
+def test_the_empty_pattern_takes_its_examples_and_none_of_its_near_misses():
+    row = MOVES["empty"]
+    assert row["docs"] and row["match"] and row["no_match"]
+    for line in row["match"]:
+        assert rootline.is_empty(line), line
+    for line in row["no_match"]:
+        assert not rootline.is_empty(line), line
+
+
+def test_terminate_roots_at_the_what_line_after_it():
+    log = ("terminate called after throwing an instance of 'thrust::system::system_error'\n"
+           "  what():  parallel_for failed: out of memory\n")
+    d = diagnose_text(log)
+    assert d.root is not None and d.root.line == 2, d.root
+    roles = {c.line: c.role for c in d.chain}
+    assert roles[2] == "root" and roles[1] == "symptom"
+
+
+def test_a_message_logged_line_by_line_roots_at_its_head_not_its_empty_last_line():
+    log = ("ERROR 04-09 21:56:46 [engine.py:82] Memory_Allocation_Failure(EL0004): Failed to allocate memory.\n"
+           "ERROR 04-09 21:56:46 [engine.py:82]         Possible Cause: Available memory is insufficient.\n"
+           "ERROR 04-09 21:56:46 [engine.py:82]         Call rtMalloc fail, size:3221291008\n"
+           "ERROR 04-09 21:56:46 [engine.py:82] \n"
+           "INFO 04-09 21:56:46 [worker.py:486] Worker 0: Received shutdown message\n")
+    lines = log.split("\n")
+    assert rootline.refine(lines, 4, lines[3])[0] == 1
+
+
+def test_the_same_failure_printed_by_several_ranks_roots_at_the_first_copy():
+    lines = ["[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=300)",
+             "[2025-03-09 00:57:15 TP6] Watchdog timeout (self.watchdog_timeout=300)",
+             "[2025-03-09 00:57:16 TP0] Watchdog timeout (self.watchdog_timeout=300)",
+             "Killed"]
+    assert rootline.refine(lines, 3, lines[2]) == (1, lines[0], "rootline.twin")
+
+
+def test_a_copy_with_the_exception_class_before_it_is_a_twin_a_heading_or_other_words_are_not():
+    later = "MemoryError: std::bad_alloc: RMM failure at:/x/pool.hpp:182: Maximum pool size exceeded"
+    lines = ["std::bad_alloc: RMM failure at:/x/pool.hpp:182: Maximum pool size exceeded", "", later]
+    assert rootline.refine(lines, 3, later)[0] == 1
+    title = ["# undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocation", "",
+             "ImportError: /x/flash_attn_2_cuda.so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocation"]
+    assert rootline.refine(title, 3, title[2]) is None
+    other = ["RuntimeError: CUDA error: out of memory while allocating the workspace",
+             "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    assert rootline.refine(other, 2, other[1]) is None
+
+
+def test_a_warning_copy_before_the_error_is_not_its_twin():
+    lines = ["[W CUDAGuardImpl.h:113] Warning: CUDA error: an illegal memory access was encountered",
+             "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    assert rootline.refine(lines, 2, lines[1]) is None
+
+
+def test_a_signature_root_moves_its_line_but_keeps_its_family_and_signature():
+    """Xid 79 decides hardware-fault; the uncorrected AER error logged before it is the root line."""
+    log = ("[74785.660366] pcieport 0000:00:02.0: AER: Corrected error received: id=0010\n"
+           "[74889.542031] pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010\n"
+           "[74889.542044] pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer\n"
+           "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.\n")
+    plain = diagnose_text(log.split("\n", 3)[3])
+    d = diagnose_text(log)
+    assert (d.family, d.signature) == (plain.family, plain.signature) == ("hardware-fault", plain.signature)
+    assert d.root.line == 2, d.root
+    roles = {c.line: c.role for c in d.chain}
+    assert roles[2] == "root" and roles[4] == "symptom"
