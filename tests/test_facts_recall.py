@@ -24,16 +24,11 @@ def _in_root_line(value: str, root_text: str) -> bool:
 # rows whose root the tool places elsewhere (the root-line misses of bench/rounds.py): their fact is
 # not in the line the tool reads as the root
 KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this list's misses were added
-         "g37-028": "not read from root line 1: kernel=triton_poi_fused_24 (fresh round g37, before-record at 93af583; not fixed here)",
          "g37-029": "not read from root line 1: code=0x29 (the tool reads code=76; fresh round g37, before-record at 93af583; not fixed here)",
-         "g37-034": "not read from root line 2: file_line=conv_algorithm_picker.cc:1077 (fresh round g37, before-record at 93af583; not fixed here)",
          "g37-037": "not read from root line 4: code=710 (fresh round g37, before-record at 93af583; not fixed here)",
          "g37-015": "label shape=77x768 and 4096x5120 names both operands in one value; the tool reads mat1_shape/mat2_shape (fresh round g37, before-record at 93af583; not fixed here)",
          # rounds g32-g35, as their before-records found them (scored at 845362c; not fixed here)
          "g32-003": "not read from root line 1: file_line=transport/p2p.cu:526 (fresh round, before-record at 845362c; not fixed here)",
-         "g32-011": "not read from root line 1: requested=640, limit=512 (fresh round, before-record at 845362c; not fixed here)",
-         "g32-025": "not read from root line 10: shape=(1, 384), mismatched=128/384 (fresh round, before-record at 845362c; not fixed here)",
-         "g32-027": "not read from root line 1: file_line=gpu_conv_algorithm_picker.cc:727 (fresh round, before-record at 845362c; not fixed here)",
          "g32-036": "not read from root line 1: code=-6 (fresh round, before-record at 845362c; not fixed here)",
          "g32-045": "not read from root line 5: requested=0x40b0 bytes + 0x10 bytes system, limit=0x4000 max (fresh round, before-record at 845362c; not fixed here)",
          "g33-001": "not read from root line 1: requested=10513462067, free=1369702144 (fresh round, before-record at 845362c; not fixed here)",
@@ -45,7 +40,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g33-045": "not read from root line 9: shape=[-1 x 400], size=6304 (fresh round, before-record at 845362c; not fixed here)",
          "g33-046": "not read from root line 16: max_abs=16.188 (fresh round, before-record at 845362c; not fixed here)",
          "g34-005": "not read from root line 1: code=702, function=_rtContextLaunch2D (fresh round, before-record at 845362c; not fixed here)",
-         "g34-029": "not read from root line 3: requested=896, limit=768 (fresh round, before-record at 845362c; not fixed here)",
          "g34-030": "not read from root line 20: code=unhandled system error, op=ncclCommInitRank (fresh round, before-record at 845362c; not fixed here)",
          "g34-031": "not read from root line 1: device=PCI:0000:ae:00 (fresh round, before-record at 845362c; not fixed here)",
          "g34-033": "not read from root line 1: op=conv_general_dilated (fresh round, before-record at 845362c; not fixed here)",
@@ -53,7 +47,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g34-038": "not read from root line 1: code=UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY (fresh round, before-record at 845362c; not fixed here)",
          "g34-044": "not read from root line 1: total=15.56 GiB (fresh round, before-record at 845362c; not fixed here)",
          "g35-005": "not read from root line 2: code=35 (fresh round, before-record at 845362c; not fixed here)",
-         "g35-006": "not read from root line 3: library=libnccl.so.2 (fresh round, before-record at 845362c; not fixed here)",
          "g35-009": "not read from root line 1: kernel=SpatialMaxsampling.updateOutput (fresh round, before-record at 845362c; not fixed here)",
          "g35-012": "not read from root line 1: library=TensileLibrary.dat (fresh round, before-record at 845362c; not fixed here)",
          "g35-019": "not read from root line 1: op=Slice (fresh round, before-record at 845362c; not fixed here)",
