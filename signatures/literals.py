@@ -78,6 +78,11 @@ def _bounded(c: frozenset[str], left: bool, right: bool) -> frozenset[str]:
                      (BOUNDARY if right and t[-1:] != BOUNDARY else "") for t in c)
 
 
+def _caseless(av) -> bool:
+    """A SUBPATTERN's own flags, (?i:...): (group, add_flags, del_flags, items)."""
+    return len(av) == 4 and bool(av[1] & re.IGNORECASE)
+
+
 MAX_PRODUCT = 16     # alternatives a literal set may grow to when adjacent pieces are multiplied out
 
 
@@ -91,7 +96,8 @@ def _expand(item) -> set[str] | None:
         chars = [chr(v) for o, v in av if o is C.LITERAL]
         return set(chars) if len(chars) == len(av) and 0 < len(chars) <= 4 else None
     if op is C.SUBPATTERN:
-        return _expand_seq(av[-1])
+        # a scoped caseless group, (?i:could not), matches "Could not": its exact strings are unknown
+        return None if _caseless(av) else _expand_seq(av[-1])
     if op is C.BRANCH:
         out: set[str] = set()
         for branch in av[1]:
@@ -152,7 +158,7 @@ def _seq(items, collect: list | None = None) -> frozenset[str] | None:
         flush(item)
         sub = None
         if op is C.SUBPATTERN:
-            sub = _seq(av[-1])
+            sub = None if _caseless(av) else _seq(av[-1])
         elif op is C.BRANCH:
             subs = [_seq(b) for b in av[1]]
             sub = frozenset().union(*subs) if all(subs) else None

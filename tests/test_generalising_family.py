@@ -315,3 +315,100 @@ def test_the_wording_guess_reads_a_missing_file_as_a_library_only_when_it_names_
                  "OSError: No such file or directory: '/opt/rocm/lib/libamdhip64.so'",
                  "RuntimeError: could not load library libcudnn_cnn.so.9"):
         assert guess([(text, 2.0)]).family == "missing-library", text
+
+
+# -- family5: a wrapper's own words over the named error it carries ------------------------------
+
+def test_julia_kernel_exception_yields_to_the_device_error_it_reports():
+    # AMDGPU.jl/CUDA.jl: the device-side launch failed; KernelException is the host's report of it
+    log = (
+        "ERROR: a CUDA error was thrown during kernel execution: too many resources requested for launch (code 7, cudaErrorLaunchOutOfResources)\n"
+        "ERROR: KernelException: exception thrown during kernel execution on device NVIDIA A100-SXM4-40GB\n"
+        "Stacktrace:\n  [1] check_exceptions()\n"
+    )
+    assert _d(log).family == "launch-config"
+
+
+def test_julia_kernel_exception_alone_is_still_a_device_assert():
+    log = ("ERROR: an InexactError was thrown during kernel execution on thread (3, 1, 1) in block (1, 1, 1).\n"
+           "ERROR: LoadError: KernelException: exception thrown during kernel execution on device Tesla T4\n")
+    assert _d(log).family == "device-assert"
+
+
+def test_xla_all_algorithms_line_outranks_the_per_algorithm_statuses():
+    hlo = "%cudnn-conv.7 = (f16[8,128,28,28]{3,2,1,0}, u8[0]{0}) custom-call(" + "f16[8,64,56,56]{3,2,1,0} %p0, " * 40
+    log = (f"jaxlib.xla_extension.XlaRuntimeError: UNKNOWN: All algorithms tried for {hlo}) failed. Falling back to default algorithm.  Per-algorithm errors:\n"
+           "  Profiling failure on cuDNN engine 0: INTERNAL: CUDNN_STATUS_EXECUTION_FAILED\n"
+           "  Profiling failure on cuDNN engine 3: INTERNAL: CUDNN_STATUS_EXECUTION_FAILED\n")
+    d = _d(log)
+    assert d.family == "autotune-failure" and d.root.line == 1
+
+
+def test_xla_conv_picker_warning_is_the_failure_it_returns():
+    d = _d("W0311 09:12:01.000000 12 conv_algorithm_picker.cc:1044] Failed to determine best cudnn convolution algorithm for:\n"
+           "%cudnn-conv-bw-input.2 = (f32[4,3,32,32]{3,2,1,0}, u8[0]{0}) custom-call(...)\n")
+    assert d.family == "autotune-failure"
+
+
+def test_cudnn_heuristics_fallback_warning_alone_is_not_a_failure():
+    d = _d("W0311 09:12:01.000000 12 gpu_conv_algorithm_picker.cc:700] None of the algorithms provided by cuDNN heuristics worked; trying fallback algorithms.\n"
+           "step 10 loss 0.31\n")
+    assert d.family == "none"
+
+
+def test_xla_compiler_check_in_the_pipeline_is_a_compile_error():
+    d = _d("F0505 11:02:03.456789 4242 external/xla/xla/service/gpu/ir_emitter_unnested.cc:1210] Check failed: slice.allocation() != nullptr\n"
+           "*** Check failure stack trace: ***\nAborted (core dumped)\n")
+    assert d.family == "compile-error"
+
+
+def test_nan_reports_in_other_words_are_numerical():
+    for line in ("RuntimeError: the decoder output was returned as all NaN after step 3",
+                 "FAIL  attention fwd  NaN (12/4096 elements)",
+                 "vllm.NanLossError: loss became NaN at step 120"):
+        assert _d(line + "\n").family == "numerical-mismatch", line
+    assert _d("checked 4096 elements: NaN (0/4096 elements)\n").family != "numerical-mismatch"
+
+
+def test_a_connection_that_timed_out_is_the_network_not_a_hang():
+    log = "".join(f"host-3:7781:7790 [1] NCCL INFO Call to connect returned Connection refused, retrying\n" for _ in range(3))
+    assert _d(log).family == "collective-comm"
+    log = "".join("gloo connect to 10.1.2.3:29500 has timed out, retrying\n" for _ in range(3)) + "RuntimeError: gloo rendezvous failed\n"
+    assert _d(log).family in ("collective-comm", "unknown")
+
+
+def test_a_collective_that_timed_out_is_still_a_hang():
+    d = _d("RuntimeError: NCCL communicator init timed out after 1800 s on rank 3\n")
+    assert d.family != "collective-comm"
+
+
+def test_an_in_kernel_all_to_all_timeout_is_timeout_hang():
+    log = ("DeepEP combine NVL receiver timeout, channel: 3, RDMA: 0, nvl: 2, src RDMA: 1\n"
+           "DeepEP combine NVL receiver timeout, channel: 4, RDMA: 0, nvl: 2, src RDMA: 1\n")
+    assert _d(log).family == "timeout-hang"
+
+
+def test_an_info_level_loader_error_explains_the_traceback_after_it():
+    log = ("INFO:tensorflow:Error reported to Coordinator: libcudnn.so.7: cannot open shared object file: No such file or directory\n"
+           "Traceback (most recent call last):\n"
+           '  File "/venv/lib/python3.6/site-packages/tensorflow/python/training/coordinator.py", line 297, in stop_on_exception\n'
+           "    yield\n")
+    d = _d(log)
+    assert d.family == "missing-library" and d.root.line == 1
+
+
+def test_the_gtest_near_line_is_the_root_and_the_failed_verdict_its_symptom():
+    log = ("/src/tests/reduce_test.cu:88: Failure\n"
+           "The difference between out[i] and ref[i] is 3.5, which exceeds 0.001, where\n"
+           "out[i] evaluates to 0,\n"
+           "[  FAILED  ] ReduceTest.Sum (3 ms)\n")
+    d = _d(log)
+    assert d.family == "numerical-mismatch" and d.root.line == 2
+
+
+def test_cmake_without_a_gpu_package_is_a_missing_library_not_a_compile_error():
+    log = ("CMake Error at CMakeLists.txt:12 (find_package):\n"
+           "  Could not find a package configuration file provided by \"rocblas\" with any of\n"
+           "  the following names:\n"
+           "-- Configuring incomplete, errors occurred!\n")
+    assert _d(log).family == "missing-library"
