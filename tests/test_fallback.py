@@ -111,3 +111,10 @@ def test_a_host_allocators_failure_is_no_gpu_oom():
                  "CUFFTError(code 2, cuFFT failed to allocate GPU or CPU memory)"]:
         assert guess([(line, 1.0)]).family == "oom", line
         assert context_allows("oom", [line])
+
+
+def test_mlir_dialect_type_syntax_is_a_compilers_word():
+    # only a compiler's diagnostic prints an MLIR dialect type ('!cute.shape<...>', '!tt.ptr<f32>')
+    g = guess([("failed to partition '!cute.shape<\"(144,96)\">' with tiled_mma", 1.0)])
+    assert g is not None and g.family == "compile-error"
+    assert guess([("RuntimeError: !important value<3 rejected", 1.0)]) is None
