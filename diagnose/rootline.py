@@ -151,7 +151,8 @@ def _table() -> dict:
 
         data = tomllib.loads(TABLE.read_text(encoding="utf-8"))
         _moves = {
-            "follower": [(r["id"], re2.compile(r["root"]), re2.compile(r["target"]), int(r["reach"]))
+            "follower": [(r["id"], re2.compile(r["root"]), re2.compile(r["target"]), int(r["reach"]),
+                          bool(r.get("quoted", False)))
                          for r in data.get("follower", [])],
             "precursor": [(r["id"], re2.compile(r["root"]), re2.compile(r["cause"]), int(r["reach"]),
                            r.get("pick", "earliest") == "nearest")
@@ -164,6 +165,26 @@ def _table() -> dict:
 def _takes(rx, text: str) -> bool:
     msg = strip_prefix(text)
     return bool(rx.search(msg) or (msg != text and rx.search(text)))
+
+
+QUOTED_MIN = 12       # characters of a quoted message a follower's target must repeat (`quoted = true`)
+
+
+def _quoted(text: str) -> str:
+    """The message a source line quotes: the text inside its first pair of quotes, cut at a format
+    placeholder ({, %) or an escape; '' when there is none or it is shorter than QUOTED_MIN."""
+    for q in ('"', "'"):
+        i = text.find(q)
+        if i < 0:
+            continue
+        j = text.find(q, i + 1)
+        body = text[i + 1: j if j > 0 else len(text)]
+        for stop in ("{", "%", "\\"):
+            body = body.split(stop, 1)[0]
+        body = body.strip()
+        if len(body) >= QUOTED_MIN:
+            return body
+    return ""
 
 
 def is_empty(text: str) -> bool:
@@ -231,9 +252,14 @@ def refine(lines: list[str] | None, line: int, text: str):
             k += 1
         if k < n:
             n, rule = k, "rootline.empty"
-    for fid, root_rx, target_rx, reach in t["follower"]:
+    for fid, root_rx, target_rx, reach, quoted in t["follower"]:
         if _takes(root_rx, lines[n - 1]):
-            k = next((k for k in range(n + 1, min(len(lines), n + reach) + 1) if _takes(target_rx, lines[k - 1])), None)
+            # `quoted`: the target must repeat the message the root line quotes (a source echo's string)
+            said = _quoted(lines[n - 1]) if quoted else ""
+            if quoted and not said:
+                continue
+            k = next((k for k in range(n + 1, min(len(lines), n + reach) + 1)
+                      if _takes(target_rx, lines[k - 1]) and said in lines[k - 1]), None)
             if k is not None:
                 n, rule = k, f"rootline.{fid}"
                 break

@@ -35,6 +35,8 @@ class _Table:
     re2_only: frozenset   # word ids hyperscan could not compile: always asked of re2
     tiebreaks: list = None  # (preferred family, families it is preferred over, re2 regex on the root line)
     context: object = None  # re2 regex: a GPU context word (the `needs_context` families require one)
+    vetoes: dict = None     # family -> (re2 `veto_when`, re2 `veto_unless` or None): a line the first
+                            # matches and the second does not is no evidence for that family
 
 
 _table: _Table | None = None
@@ -46,8 +48,12 @@ def _load() -> _Table:
         import re2
 
         data = tomllib.loads(TABLE.read_text(encoding="utf-8"))
-        rows, words = [], []
+        rows, words, vetoes = [], [], {}
         for row in data["family"]:
+            if "veto_when" in row:
+                unless = row.get("veto_unless")
+                vetoes[row["name"]] = (re2.compile("(?i)" + row["veto_when"]),
+                                       re2.compile("(?i)" + unless) if unless else None)
             if row["name"] not in FAMILIES or row["origin"] not in ORIGINS:
                 raise ValueError(f"{TABLE}: family {row['name']!r} / origin {row['origin']!r} not in the taxonomy")
             ids = []
@@ -64,7 +70,7 @@ def _load() -> _Table:
             tiebreaks.append((tb["prefer"], frozenset(tb["over"]), re2.compile("(?i)" + tb["when"])))
         context_words = data.get("context", {}).get("words", [])
         context = re2.compile("(?i)" + "|".join(f"(?:{w})" for w in context_words)) if context_words else None
-        _table = _Table(rows, words, scan, re2_only, tiebreaks, context)
+        _table = _Table(rows, words, scan, re2_only, tiebreaks, context, vetoes)
     return _table
 
 
@@ -137,6 +143,9 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
                 i, j = bisect.bisect_left(hits, start), bisect.bisect_left(hits, start + len(regexes))
                 todo = [regexes[wid - start] for wid in hits[i:j]]
             hit = False
+            veto = (table.vetoes or {}).get(name)
+            if veto and todo and veto[0].search(text) and not (veto[1] and veto[1].search(text)):
+                todo = []                             # e.g. a host allocator's failure is no GPU oom
             for wid, rx in todo:
                 m = rx.search(text)
                 if m:
@@ -169,8 +178,12 @@ def family_row(family: str) -> tuple[str, str]:
 
 def context_allows(family: str, lines: list[str], frames: list[str] = ()) -> bool:
     """Whether a guess of `family` may stand here: a family marked `needs_context` needs a GPU context
-    word in `lines` or `frames` (the rule guess() applies to the table's own words)."""
+    word in `lines` or `frames` (the rule guess() applies to the table's own words), and a family with a
+    veto (`veto_when` / `veto_unless`) may not be guessed from a root line (`lines[0]`) the veto takes."""
     table = _load()
+    veto = (table.vetoes or {}).get(family)
+    if veto and lines and veto[0].search(lines[0]) and not (veto[1] and veto[1].search(lines[0])):
+        return False
     if table.context is None or not any(row[0] == family and row[4] for row in table.rows):
         return True
     return any(table.context.search(t) for t in [*lines, *frames])

@@ -94,3 +94,27 @@ def test_a_kernel_compiler_rejecting_a_kernel_is_compile_error_whatever_its_type
     assert guess([(line, 2.0)]).family == "compile-error"
     # the same types in a launcher's rejection, with no compiler word, stay the dtype guess
     assert guess([("ArgumentError: kernel got CuDeviceMatrix{Float32, 1} where Int64 dtype was expected", 2.0)]).family == "dtype-mismatch"
+
+
+def test_a_host_allocators_failure_is_no_gpu_oom():
+    # the oom row's veto: MKL's mkl_malloc, a bare std::bad_alloc, "CPU memory" are the host running out
+    from signatures.fallback import context_allows
+    for line in ["RuntimeError: mkl_malloc: failed to allocate memory",
+                 "terminate called after throwing an instance of 'std::bad_alloc' failed to allocate",
+                 "RuntimeError: not enough CPU memory: you tried to allocate 4 GB"]:
+        g = guess([(line, 1.0)])
+        assert g is None or g.family != "oom", line
+        assert not context_allows("oom", [line])
+    # ... unless the same line names the device side: thrust/RMM/cuFFT wrap device failures in bad_alloc
+    for line in ["std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+                 "MemoryError: std::bad_alloc: RMM failure at: pool_memory_resource.hpp:182: Maximum pool size exceeded failed to allocate",
+                 "CUFFTError(code 2, cuFFT failed to allocate GPU or CPU memory)"]:
+        assert guess([(line, 1.0)]).family == "oom", line
+        assert context_allows("oom", [line])
+
+
+def test_mlir_dialect_type_syntax_is_a_compilers_word():
+    # only a compiler's diagnostic prints an MLIR dialect type ('!cute.shape<...>', '!tt.ptr<f32>')
+    g = guess([("failed to partition '!cute.shape<\"(144,96)\">' with tiled_mma", 1.0)])
+    assert g is not None and g.family == "compile-error"
+    assert guess([("RuntimeError: !important value<3 rejected", 1.0)]) is None
