@@ -75,7 +75,10 @@ def test_a_family_that_needs_gpu_context_is_not_guessed_without_it():
 
 
 def test_the_shipped_model_is_built_from_todays_labels():
-    from bench.wordmodel import labels_digest
+    from bench.wordmodel import SHARED, labels_digest
+
+    if not (SHARED / "realworld" / "manifest.tsv").exists():
+        pytest.skip("the shared dev set (../shared/realworld) is one of the model's labelled sets and is not beside this checkout")
 
     data = json.loads(wordmodel.TABLE.read_text(encoding="utf-8"))
     assert data["trained_on"]["labels"] == labels_digest(), (
