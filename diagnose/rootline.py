@@ -220,6 +220,11 @@ def _earliest_twin(lines: list[str], n: int) -> int:
     rank, another layer, another test of the same kind), following copies of copies back."""
     words = _words(lines[n - 1])
     quiet = line_level(lines[n - 1]) is not None
+    # twins end alike (the shorter is the longer's tail), so both hold the message's last word that
+    # carries no digit: a substring test that skips most lines before they are split into words
+    anchor = next((w for w in reversed(words) if w != "#"), None)
+    if anchor is None:
+        return n
     best = n
     while True:
         found = None
@@ -227,8 +232,8 @@ def _earliest_twin(lines: list[str], n: int) -> int:
             text = lines[k - 1]
             # a copy is printed by the program: not a warning before an error, nor a heading (`# ...`,
             # the issue's title pasted above its log)
-            if (len(text) >= 20 and (quiet or line_level(text) is None) and not text.lstrip().startswith("# ")
-                    and _twins(_words(text), words)):
+            if (len(text) >= 20 and anchor in text and (quiet or line_level(text) is None)
+                    and not text.lstrip().startswith("# ") and _twins(_words(text), words)):
                 found = k
                 break
         if found is None:
