@@ -132,6 +132,25 @@ def held_out(rows: list[dict]) -> tuple[list[dict], list[str]]:
     return out, notes
 
 
+def forward(rows: list[dict], window: int | None = None, start: int = 4) -> tuple[list[dict], list[str]]:
+    """Rolling origin, in the order the rounds came in: each round's records get the values fitted on
+    the rounds before it only (the last `window` of them, or all), as the table would have been when
+    that round arrived. Unlike leaving one round out, no round is scored by values fitted on rounds
+    that came after it (whose fixes, and today's evidence, it never had)."""
+    rounds = sorted({r["round"] for r in rows}, key=lambda n: int(n.lstrip("g")))
+    out, notes = [], []
+    for i, name in enumerate(rounds):
+        if i < start:
+            continue
+        earlier = rounds[:i] if window is None else rounds[max(0, i - window):i]
+        train = [r for r in rows if r["round"] in earlier]
+        test = [r for r in rows if r["round"] == name]
+        scored = applied(test, {k: v["value"] for k, v in fit(train).items()})
+        out += scored
+        notes.append(f"  {name}: fitted on {earlier[0]}..{earlier[-1]}: Brier {brier(scored):.3f}")
+    return out, notes
+
+
 def _accuracy(rows: list[dict]) -> float:
     return sum(r["right"] == "1" for r in rows) / len(rows)
 
@@ -232,6 +251,13 @@ def main(argv=None) -> int:
     print("\n".join(notes))
     text, ok3 = table(scored, "-- the held-out rounds pooled")
     print(text)
+
+    print("\n== 3b. forward: each round scored by values fitted on the rounds before it only (as they came in)")
+    for window in (None, 10, 6):
+        scored, notes = forward(before, window)
+        text, _ = table(scored, f"-- fitted on {'every earlier round' if window is None else f'the {window} rounds before'}, "
+                                f"rounds {scored[0]['round']}..{scored[-1]['round']} pooled")
+        print(text)
 
     if not a.no_current:
         from bench.rounds import score
