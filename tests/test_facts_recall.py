@@ -27,7 +27,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          # rounds g41-g42, as their before-records found them (scored at 33afc6b; not fixed here)
          "g41-025": "not read from root line 1: file_line=network_eval.cu 292 (a file and a line separated by a space)",
          "g42-004": "not read from root line 4: file_line=stream_tile_size_solver.hpp:62 (the tool reads TensorRT's bracketed location on the same line)",
-         "g42-012": "not read from root line 8: requested/total bytes (the family is a miss: unknown, so no oom facts are read)",
          "g42-039": "label file_line=mcubes_cuda.cu names a file without a line; the tool reads file:line only",
          # rounds g38-g40, as their before-records found them (scored at d7fed83; not fixed here)
          "g38-016": "not read from root line 12: library=triton.language.extra.libdevice (a module path in a ModuleNotFoundError is not read as a library)",
