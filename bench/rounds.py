@@ -52,7 +52,8 @@ def kind_of(p: dict, progress: bool = False) -> str:
         return "model"
     if sig.startswith("fallback."):
         return "fallback"
-    if family == "unknown":
+    # a known failure that is no GPU failure (not-gpu.*: host RAM) is decided by its signature like any root
+    if family == "unknown" and not sig.startswith("not-gpu."):
         return "unreadable" if p.get("role") is None and ("empty" in title or "could not be read" in title
                                                           or "binary" in title or "blank lines" in title) else "unknown"
     if any("hard-wrapped" in n for n in p.get("notes") or ()):

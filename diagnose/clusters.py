@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import re2
 from signatures.normalise import strip_prefix
+from signatures.taxonomy import is_not_gpu
 
 # Order matters: sizes before plain numbers ("2.00 GiB" -> <SIZE>, not "<NUM> GiB").
 MASKS = [
@@ -41,7 +42,8 @@ def cluster(diagnoses, min_count: int = 1, max_examples: int = 5) -> list[Cluste
     groups: dict[str, Cluster] = {}
     for d in diagnoses:
         guessed = (d.signature or "").startswith("fallback.")
-        if (d.family != "unknown" and not guessed) or d.error:
+        # a known failure that is no GPU failure (not-gpu.*: host RAM) has its signature already
+        if (d.family != "unknown" and not guessed) or d.error or is_not_gpu(d.family, d.signature):
             continue
         lines = [d.root] if d.root else []
         lines += [e for e in d.evidence if not d.root or e.line != d.root.line][-5:]

@@ -966,7 +966,11 @@ def _support_only(d: Diagnosis, scan: ScanResult) -> bool:
 
 
 def _unexplained(d: Diagnosis) -> bool:
-    return d.family == "unknown" or (d.signature or "").startswith("fallback.")
+    """No signature explained it (`unknown`, or a wording guess); a known failure that is no GPU
+    failure (a not-gpu.* signature: host RAM exhausted) is explained, though its family is `unknown`."""
+    from signatures.taxonomy import is_not_gpu
+
+    return (d.family == "unknown" and not is_not_gpu(d.family, d.signature)) or (d.signature or "").startswith("fallback.")
 
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:

@@ -26,7 +26,12 @@ class Question:
 
 
 def uncertain(d: Diagnosis) -> bool:
-    """Guidance is shown for failures no signature explains and for low-confidence diagnoses."""
+    """Guidance is shown for failures no signature explains and for low-confidence diagnoses (not for a
+    known failure that is no GPU failure: a not-gpu.* signature, host RAM exhausted)."""
+    from signatures.taxonomy import is_not_gpu
+
+    if is_not_gpu(d.family, d.signature):
+        return d.confidence < UNCERTAIN_BELOW
     return d.family == "unknown" or (d.family != "none" and d.confidence < UNCERTAIN_BELOW)
 
 

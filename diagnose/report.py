@@ -9,6 +9,7 @@ import sys
 from diagnose.model import Diagnosis
 from findings.render import csv_cell, visible
 from signatures.normalise import strip_prefix
+from signatures.taxonomy import is_not_gpu
 
 CSV_FIELDS = ("path", "family", "origin", "signature", "confidence", "title", "root_line", "root_text",
               "facts", "fix", "next_step", "error")
@@ -76,6 +77,8 @@ def family_label(d: Diagnosis) -> tuple[str, str]:
     a signature diagnosis with confidence under 0.6; `none?` a `none` that is no surer than that
     (its kind's measured confidence, diagnose/confidence.toml)."""
     sig = d.signature or ""
+    if is_not_gpu(d.family, sig):
+        return "unknown", "yellow"          # a known failure, not a GPU one (not-gpu.*: host RAM)
     if d.family == "unknown":
         return "unknown?", "bold yellow"
     if sig.startswith("fallback."):

@@ -35,8 +35,30 @@ class _Table:
     re2_only: frozenset   # word ids hyperscan could not compile: always asked of re2
     tiebreaks: list = None  # (preferred family, families it is preferred over, re2 regex on the root line)
     context: object = None  # re2 regex: a GPU context word (the `needs_context` families require one)
-    vetoes: dict = None     # family -> (re2 `veto_when`, re2 `veto_unless` or None): a line the first
-                            # matches and the second does not is no evidence for that family
+    vetoes: dict = None     # family -> _Veto: a line it takes is no evidence for that family
+    gpu_stack: object = None  # re2 regex: a name of the GPU/accelerator stack ([gpu_stack])
+
+
+@dataclass(frozen=True)
+class _Veto:
+    """A row's `veto_when` (one re2 or a list) and `veto_unless` (re2) or `veto_unless_table` (a table of
+    `names`, e.g. [gpu_stack]). A line is vetoed when a `veto_when` wording occurs and what it names does
+    not match `unless`: what its `(?P<what>...)` groups captured where any did, else the whole line."""
+    when: tuple
+    unless: object = None
+
+    def takes(self, text: str) -> bool:
+        subjects, hit = [], False
+        for rx in self.when:
+            m = rx.search(text)
+            if m:
+                hit = True
+                what = m.groupdict().get("what")
+                if what:
+                    subjects.append(what)
+        if not hit:
+            return False
+        return self.unless is None or not any(self.unless.search(s) for s in subjects or [text])
 
 
 _table: _Table | None = None
@@ -49,11 +71,11 @@ def _load() -> _Table:
 
         data = tomllib.loads(TABLE.read_text(encoding="utf-8"))
         rows, words, vetoes = [], [], {}
+        stack = data.get("gpu_stack", {}).get("names", [])
+        gpu_stack = _alternation(re2, stack) if stack else None
         for row in data["family"]:
             if "veto_when" in row:
-                unless = row.get("veto_unless")
-                vetoes[row["name"]] = (re2.compile("(?i)" + row["veto_when"]),
-                                       re2.compile("(?i)" + unless) if unless else None)
+                vetoes[row["name"]] = _veto(re2, row, data)
             if row["name"] not in FAMILIES or row["origin"] not in ORIGINS:
                 raise ValueError(f"{TABLE}: family {row['name']!r} / origin {row['origin']!r} not in the taxonomy")
             ids = []
@@ -70,8 +92,28 @@ def _load() -> _Table:
             tiebreaks.append((tb["prefer"], frozenset(tb["over"]), re2.compile("(?i)" + tb["when"])))
         context_words = data.get("context", {}).get("words", [])
         context = re2.compile("(?i)" + "|".join(f"(?:{w})" for w in context_words)) if context_words else None
-        _table = _Table(rows, words, scan, re2_only, tiebreaks, context, vetoes)
+        _table = _Table(rows, words, scan, re2_only, tiebreaks, context, vetoes, gpu_stack)
     return _table
+
+
+def _alternation(re2, patterns: list[str]):
+    return re2.compile("(?i)" + "|".join(f"(?:{p})" for p in patterns))
+
+
+def _veto(re2, row: dict, data: dict) -> _Veto:
+    when = row["veto_when"]
+    whens = tuple(re2.compile("(?i)" + w) for w in ([when] if isinstance(when, str) else when))
+    if "veto_unless" in row and "veto_unless_table" in row:
+        raise ValueError(f"{TABLE}: family {row['name']!r}: veto_unless or veto_unless_table, not both")
+    unless = None
+    if "veto_unless" in row:
+        unless = re2.compile("(?i)" + row["veto_unless"])
+    elif "veto_unless_table" in row:
+        names = data.get(row["veto_unless_table"], {}).get("names")
+        if not names:
+            raise ValueError(f"{TABLE}: family {row['name']!r}: veto_unless_table names no table with `names`")
+        unless = _alternation(re2, names)
+    return _Veto(whens, unless)
 
 
 def _word_scanner(words: list[str]):
@@ -144,7 +186,7 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
                 todo = [regexes[wid - start] for wid in hits[i:j]]
             hit = False
             veto = (table.vetoes or {}).get(name)
-            if veto and todo and veto[0].search(text) and not (veto[1] and veto[1].search(text)):
+            if veto and todo and veto.takes(text):
                 todo = []                             # e.g. a host allocator's failure is no GPU oom
             for wid, rx in todo:
                 m = rx.search(text)
@@ -182,7 +224,7 @@ def context_allows(family: str, lines: list[str], frames: list[str] = ()) -> boo
     veto (`veto_when` / `veto_unless`) may not be guessed from a root line (`lines[0]`) the veto takes."""
     table = _load()
     veto = (table.vetoes or {}).get(family)
-    if veto and lines and veto[0].search(lines[0]) and not (veto[1] and veto[1].search(lines[0])):
+    if veto and lines and veto.takes(lines[0]):
         return False
     if table.context is None or not any(row[0] == family and row[4] for row in table.rows):
         return True

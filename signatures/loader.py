@@ -15,7 +15,7 @@ try:                      # Python 3.11+: the parser lives in re._parser; sre_pa
     from re import _parser as sre_parse
 except ImportError:       # pragma: no cover
     import sre_parse
-from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, ORIGINS, ROLES
+from signatures.taxonomy import ECOSYSTEMS, FAMILIES, NON_FAILURE, NOT_GPU_PREFIX, ORIGINS, ROLES
 
 DATA_DIR = Path(__file__).parent / "data"
 REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns", "explanation", "fix", "next_step")
@@ -107,8 +107,13 @@ def _build(raw: dict, default_family: str | None, path: Path) -> Signature:
     if unknown:
         raise SignatureError(f"{_where(path, sig_id)}: unknown field(s) {', '.join(unknown)}")
     family = raw.get("family", default_family)
-    if family not in FAMILIES or family in NON_FAILURE and raw["role"] != "benign":
+    # `none` is for benign signatures only; `unknown` for a known failure that is not a GPU failure
+    # (id `not-gpu.*`, role root: signatures/data/not-gpu.toml)
+    not_gpu = family == "unknown" and sig_id.startswith(NOT_GPU_PREFIX) and raw["role"] == "root"
+    if family not in FAMILIES or family in NON_FAILURE and raw["role"] != "benign" and not not_gpu:
         raise SignatureError(f"{_where(path, sig_id)}: unknown family {family!r} (see signatures/taxonomy.py)")
+    if sig_id.startswith(NOT_GPU_PREFIX) and not not_gpu:
+        raise SignatureError(f"{_where(path, sig_id)}: a {NOT_GPU_PREFIX}* signature has family 'unknown' and role 'root'")
     if raw["origin"] not in ORIGINS and not (raw["role"] == "benign" and raw["origin"] == "none"):
         raise SignatureError(f"{_where(path, sig_id)}: unknown origin {raw['origin']!r}; one of {', '.join(ORIGINS)}")
     if raw["role"] not in ROLES:

@@ -50,8 +50,18 @@ EXPLAINS_ALL = ("hardware-fault",)
 # launch-config or oom: those errors are not sticky, a later call can succeed.
 POISONS_CONTEXT = ("illegal-memory-access", "device-assert", "hardware-fault")
 
-# Families a reviewer reads as "no answer": never carried by a signature.
+# Families a reviewer reads as "no answer": never carried by a signature, except `none` by a benign
+# one and `unknown` by a NOT_GPU_PREFIX one.
 NON_FAILURE = ("none", "unknown")
+
+# A signature of a known failure that is not a GPU failure (host RAM exhausted): its family is
+# `unknown`, its id starts with this (signatures/data/not-gpu.toml). is_not_gpu() tells the engine
+# such an answer is explained, not a log a signature should be written for.
+NOT_GPU_PREFIX = "not-gpu."
+
+
+def is_not_gpu(family: str, signature: str | None) -> bool:
+    return family == "unknown" and (signature or "").startswith(NOT_GPU_PREFIX)
 
 # The ecosystems advice is written for (diagnose/advice/frameworks.toml describes each; a test holds
 # the two lists equal). A signature's `fix_for` / `next_step_for` keys are these names.

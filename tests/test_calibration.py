@@ -52,6 +52,7 @@ def test_laplace_fit_and_held_out():
     ({"family": "unknown", "title": "the log is empty: there is nothing to diagnose", "role": None}, False, "unreadable"),
     ({"family": "oom", "signature": "oom.x", "role": "root", "tier": "hard", "rivals": ["dtype-mismatch"]}, False, "root-rival"),
     ({"family": "oom", "signature": "oom.x", "role": "root", "tier": "hard", "rivals": []}, False, "root"),
+    ({"family": "unknown", "signature": "not-gpu.host-allocator", "role": "root", "tier": "hard", "rivals": []}, False, "root"),
     ({"family": "oom", "signature": "oom.x", "role": "root", "tier": "support"}, False, "support"),
     ({"family": "oom", "signature": "oom.x", "role": "root", "notes": ["matched across a hard-wrapped line"]}, False, "wrapped"),
     ({"family": "timeout-hang", "signature": "t.w", "role": "wrapper"}, False, "wrapper"),

@@ -69,7 +69,8 @@ def test_every_cpu_scenario_has_a_log():
 
 def test_labels_are_valid_taxonomy_spellings():
     for r in ROWS:
-        assert r["family"] in FAMILIES and r["family"] != "unknown", f"{r['id']}: family {r['family']!r}"
+        # `unknown` only for a known failure that is not a GPU one (host RAM: signatures/data/not-gpu.toml)
+        assert r["family"] in FAMILIES, f"{r['id']}: family {r['family']!r}"
         if r["family"] == "none":
             assert r["origin"] == "-", f"{r['id']}: a negative has no origin"
         else:

@@ -224,3 +224,26 @@ def test_hot_pairs_are_the_candidate_pairs_by_offset():
         want = candidate_pairs(buf, error_lines(buf))
         got = hot_pairs(buf)
         assert [(buf.count(b"\n", 0, at), a, b) for at, a, b in got] == want
+
+
+def test_host_ram_exhausted_is_a_known_failure_but_no_gpu_family():
+    """The taxonomy's oom is device memory: PyTorch's DefaultCPUAllocator (g41-037), numpy's
+    _ArrayMemoryError, MKL's mkl_malloc end `unknown` with a signature (not-gpu.*) that says it is host
+    memory, its facts kept; not a log a signature should be written for."""
+    from diagnose.clusters import cluster
+    from diagnose.engine import diagnose_text as diagnose_bytes
+
+    log = (b"Traceback (most recent call last):\n  File \"nodes.py\", line 3, in decode\n"
+           b"RuntimeError: [enforce fail at alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: "
+           b"you tried to allocate 5242880 bytes.\n")
+    d = diagnose_bytes(log, "<t>")
+    assert d.family == "unknown" and d.signature == "not-gpu.host-allocator" and d.root.line == 3
+    assert d.facts["requested_bytes"] == 5242880 and d.confidence > 0.5
+    assert "host" in d.explanation.lower() and "not a gpu" in d.explanation.lower()
+    assert "host memory, not the GPU" in d.fix
+    assert cluster([d]) == []
+    numpy = b"numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.58 GiB for an array with shape (30000, 32000)\n"
+    assert diagnose_bytes(numpy, "<t>").signature == "not-gpu.host-allocator"
+    # device memory stays oom
+    assert diagnose_bytes(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                          b"capacity of 79.15 GiB of which 1.02 GiB is free.\n", "<t>").family == "oom"

@@ -118,3 +118,62 @@ def test_mlir_dialect_type_syntax_is_a_compilers_word():
     g = guess([("failed to partition '!cute.shape<\"(144,96)\">' with tiled_mma", 1.0)])
     assert g is not None and g.family == "compile-error"
     assert guess([("RuntimeError: !important value<3 rejected", 1.0)]) is None
+
+
+def test_the_tables_examples_hold():
+    """Every row's `veto_match` / `veto_no_match` lines and the [gpu_stack] `match` / `no_match` names."""
+    import tomllib
+
+    from signatures.fallback import TABLE, _load
+
+    table, data = _load(), tomllib.loads(TABLE.read_text(encoding="utf-8"))
+    for row in data["family"]:
+        veto = table.vetoes.get(row["name"])
+        for line in row.get("veto_match", []):
+            assert veto is not None and veto.takes(line), (row["name"], line)
+        for line in row.get("veto_no_match", []):
+            assert veto is None or not veto.takes(line), (row["name"], line)
+    for name in data["gpu_stack"]["match"]:
+        assert table.gpu_stack.search(name), name
+    for name in data["gpu_stack"]["no_match"]:
+        assert not table.gpu_stack.search(name), name
+
+
+def test_a_missing_thing_outside_the_gpu_stack_is_no_missing_library():
+    """'No module named', 'ImportError', 'not installed', 'No such file', 'not found' count for
+    missing-library only when what is missing is on the [gpu_stack] list (g41-017, g41-014, g42-006)."""
+    from signatures.fallback import context_allows
+
+    frame = '  File "/x/site-packages/torch/utils/tensorboard/__init__.py", line 1, in <module>'
+    for line in ["ModuleNotFoundError: No module named 'tensorboard'",         # a torch frame is no matter
+                 "ImportError: numpy.core.multiarray failed to import",
+                 "RuntimeError: ffmpeg is not installed on this system",
+                 "ImportError: libGL.so.1: cannot open shared object file: No such file or directory"]:
+        g = guess([(line, 2.0)], [frame])
+        assert g is None or g.family != "missing-library", line
+        assert not context_allows("missing-library", [line], [frame]), line
+    # the word model's guess is held by the same rule (it asks context_allows of the root line)
+    for root in ["onnxruntime.capi.onnxruntime_pybind11_state.NoSuchFile: [ONNXRuntimeError] : 3 : NO_SUCHFILE : "
+                 "Load model from model.onnx failed:Load model model.onnx failed. File doesn't exist",
+                 "huggingface_hub.utils._errors.LocalEntryNotFoundError: An error happened while trying to locate "
+                 "the file on the Hub and we cannot find the requested files in the local cache."]:
+        assert not context_allows("missing-library", [root])
+    # the GPU stack missing stays missing-library: the module, the library, the extension, the tool
+    for line in ["ModuleNotFoundError: No module named 'flash_attn'",
+                 "ModuleNotFoundError: No module named 'mmcv._ext'",
+                 "ImportError: DLL load failed while importing _C: The specified module could not be found.",
+                 "OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+                 "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'",
+                 "WARNING: CUDA extension not installed."]:
+        assert guess([(line, 2.0)]).family == "missing-library", line
+        assert context_allows("missing-library", [line]), line
+
+
+def test_a_missing_python_package_ends_unknown():
+    m = Matcher([s for s in load_all() if s.family == "missing-library"])
+    log = (b"Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
+           b"    from torch.utils.tensorboard import SummaryWriter\n"
+           b"  File \"/x/site-packages/torch/utils/tensorboard/__init__.py\", line 1, in <module>\n"
+           b"    import tensorboard\nModuleNotFoundError: No module named 'tensorboard'\n")
+    d = decide(m.scan_bytes(log), "<t>")
+    assert d.family == "unknown" and d.root.line == 6

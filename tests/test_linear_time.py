@@ -80,6 +80,13 @@ def _fallback_words():
             yield f"signatures.fallback[{family}][{table.words[wid]!r}]", rx
     if table.context is not None:           # the GPU context words, one re2 alternation
         yield "signatures.fallback[context]", table.context
+    for family, veto in (table.vetoes or {}).items():    # the rows' vetoes, and the [gpu_stack] names they ask
+        for i, rx in enumerate(veto.when):
+            yield f"signatures.fallback[{family}].veto_when[{i}]", rx
+        if veto.unless is not None:
+            yield f"signatures.fallback[{family}].veto_unless", veto.unless
+    if table.gpu_stack is not None:
+        yield "signatures.fallback[gpu_stack]", table.gpu_stack
 
 
 def _generic_hints():

@@ -73,6 +73,18 @@ def test_bad_signature_files_name_file_signature_and_problem(tmp_path, change, m
         assert "'t.one'" in str(e.value)
 
 
+def test_unknown_is_the_family_of_a_known_failure_that_is_no_gpu_failure_only(tmp_path):
+    """`family = "unknown"` is for not-gpu.* root signatures (host RAM: signatures/data/not-gpu.toml)."""
+    [sig] = load_file(_write(tmp_path, GOOD.replace('family = "oom"', 'family = "unknown"').replace('"t.one"', '"not-gpu.one"')))
+    assert sig.family == "unknown" and sig.id == "not-gpu.one"
+    for body in [GOOD.replace('family = "oom"', 'family = "unknown"'),                  # not a not-gpu.* id
+                 GOOD.replace('"t.one"', '"not-gpu.one"'),                               # a not-gpu.* id in a GPU family
+                 GOOD.replace('family = "oom"', 'family = "unknown"').replace('"t.one"', '"not-gpu.one"')
+                     .replace('role = "root"', 'role = "symptom"')]:
+        with pytest.raises(SignatureError):
+            load_file(_write(tmp_path, body))
+
+
 def test_duplicate_id_across_files_is_refused(tmp_path):
     d = tmp_path / "extra"
     d.mkdir()

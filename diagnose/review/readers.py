@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from findings import Evidence, Finding
+from signatures.taxonomy import is_not_gpu
 
 
 @dataclass
@@ -59,7 +60,7 @@ def read_logs(paths, snapshot=None) -> ReaderResult:
             r.examined.append(f"log: {name} ran to completion; it failed only on its numerical check")
         line = d.root.line if d.root else None
         text = d.root.text.strip() if d.root else ""
-        if d.family == "unknown":
+        if d.family == "unknown" and not is_not_gpu(d.family, d.signature):   # not-gpu.*: a known failure
             f = Finding(f"log.unknown", "warning", "log",
                         f"{name} shows a failure no signature explains" + (f": {text[:120]}" if text else ""),
                         evidence=[Evidence(p, line, text=text)] if d.root else [Evidence(p)],
