@@ -511,9 +511,18 @@ def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> 
 MODEL_SKIPS = ("lexicon", "exit", "traceback", "frame")
 
 
+# the error lines a guess reads beside the root are those within this many lines of it: a log with
+# several unrelated failures (a Hub download that timed out, then a KeyError 2,000 lines later) is not
+# guessed from the other one. On the shared perf corpus's ordinary non-GPU failures, reading the last
+# 8 error lines of the whole log gave a GPU family to 695 logs with no GPU event, 393 at 30 lines (the
+# rest: a missing flash_attn as the root itself); no labelled answer changes at 10, 30 or 60 (misses.py).
+GUESS_REACH = 30
+
+
 def guess_lines(root, hints) -> list[str]:
-    """The lines a guess reads, root first: the root line, then the last few error lines (not frames)."""
-    return [strip_prefix(root[2])] + [strip_prefix(t) for _, n, t in hints[-8:] if n != root[1]]
+    """The lines a guess reads, root first: the root line, then the last few error lines near it (not frames)."""
+    near = [h for h in hints if abs(h[1] - root[1]) <= GUESS_REACH]
+    return [strip_prefix(root[2])] + [strip_prefix(t) for _, n, t in near[-8:] if n != root[1]]
 
 
 def _model_guess(d: Diagnosis, lines: list[str], frames: list[str]) -> None:

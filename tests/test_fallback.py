@@ -65,18 +65,22 @@ def test_timed_out_beats_the_collective_words():
 
 
 def test_a_line_counts_once_and_a_tie_goes_to_the_root_lines_family():
-    # two HTTP read timeouts elsewhere in the log, each with two timeout words, against a root
+    # two stream timeouts elsewhere in the log, each with two timeout words, against a root
     # line that names a missing module: each line is evidence once, so 2.0 against 2.0, and the
     # root's own family wins the tie
     root = ("ModuleNotFoundError: No module named 'flash_attn'", 2.0)
-    other = ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub', port=443): "
-             "Read timed out. (read timeout=10)", 1.0)
+    other = ("RuntimeError: the kernel timed out: stream wait timeout after 30 s", 1.0)
     g = guess([root, other, other])
     assert g.family == "missing-library" and g.score == 2.0
     # a third timeout line outweighs the root: the guess still follows the weight of evidence
     assert guess([root, other, other, other]).family == "timeout-hang"
     # one line with two synonyms scores its weight once
     assert guess([other]).score == 1.0
+    # a web request that timed out is no GPU timeout (the timeout-hang row's veto)
+    http = ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub', port=443): "
+            "Read timed out. (read timeout=10)", 1.0)
+    assert guess([root, http, http, http]).family == "missing-library"
+    assert guess([http]) is None
 
 
 def test_a_quoted_attribute_name_is_no_shape_word():
