@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: origin origin-numerics demo test accuracy ablation bench bench-paths bench-hints bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration wordmodel none-check rounds facts-recall bench-advice bench-numerics env-doc
+.PHONY: origin origin-numerics demo test accuracy ablation bench bench-paths bench-labels bench-hints bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration wordmodel none-check rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -84,6 +84,9 @@ bench-paths: $(VENV)/.base
 	$(PY) -m bench.path_speed
 
 # the generic-hint expressions' share of the joint database, and whether gating them by literals pays
+bench-labels: $(VENV)/.base
+	$(PY) -m bench.perf_labels
+
 bench-hints: $(VENV)/.base
 	$(PY) -m bench.hint_cost
 
