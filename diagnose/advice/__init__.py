@@ -131,13 +131,13 @@ def detect(lines, root_frameworks=()) -> list[str]:
     A root signature whose frameworks all belong to one ecosystem counts as seeing it: its wording
     is that framework's own message (see `implied`)."""
     s, owners = _marker_set()
-    lines = [t for t in lines if t]
+    lines = list(filter(None, lines))
     # a line is read to its 400th character (most logs have none longer: one join in C)
     text = "\n".join(lines if not lines or max(map(len, lines)) <= 400 else (t[:400] for t in lines))
     raw = text.encode("utf-8")       # once, as the re2 wrapper would for each str search of it
     seen = {owners[i] for i in (s.Match(raw) or [])} if text else set()
     seen |= implied(root_frameworks)
-    by_name = {e.name: e for e in ecosystems()}
+    by_name = _by_name()
     for name in list(seen):
         e = by_name.get(name)
         if e and e.implies:
@@ -145,6 +145,11 @@ def detect(lines, root_frameworks=()) -> list[str]:
             if unless is None or unless.search(raw) is None:
                 seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
+
+
+@functools.lru_cache(maxsize=1)
+def _by_name() -> dict:
+    return {e.name: e for e in ecosystems()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -571,18 +576,20 @@ def evaluate_rules(d, snapshot: dict | None = None, frames=None, lines=None, rul
     rules, tables = rules or default_rules()
     names = names_of(d, snapshot, frames, lines or ())
     funcs = _funcs(tables, list(lines or []))
+    every = expr.functions(funcs)          # the built-in and the caller's functions, merged once
     fired = []
     for rule in rules:
         if d.family not in rule.families:
             continue
         local = dict(names)
+        scope = {**local, "__funcs__": every}     # what expr.evaluate builds for each expression
         try:
             for name, e in rule.let:
                 try:
-                    local[name] = expr.evaluate(e, local, funcs)
+                    scope[name] = local[name] = expr.evaluate_in(e, scope)
                 except expr.Missing:
                     pass
-            if not expr.evaluate(rule.when, local, funcs):
+            if not expr.evaluate_in(rule.when, scope):
                 continue
         except expr.Missing:
             continue
