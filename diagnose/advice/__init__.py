@@ -142,7 +142,7 @@ def detect(lines, root_frameworks=()) -> list[str]:
         e = by_name.get(name)
         if e and e.implies:
             unless = _unless_re(name)
-            if unless is None or unless.search(raw) is None:
+            if unless is None or not _unless_may(name, raw) or unless.search(raw) is None:
                 seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
 
@@ -150,6 +150,36 @@ def detect(lines, root_frameworks=()) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _by_name() -> dict:
     return {e.name: e for e in ecosystems()}
+
+
+@functools.lru_cache(maxsize=None)
+def _unless_gate(name: str):
+    """The ecosystem's implies_unless patterns in one hyperscan database (a match of one of them in a
+    log is a match of the alternation _unless_re holds), or None where hyperscan is missing or cannot
+    take them. Most logs hold no build tool: hyperscan's pass says so at a fraction of re2's."""
+    e = _by_name().get(name)
+    if e is None or not e.implies_unless or not all(p.isascii() for p in e.implies_unless):
+        return None
+    try:
+        import hyperscan
+
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=[p.encode() for p in e.implies_unless], ids=list(range(len(e.implies_unless))),
+                   elements=len(e.implies_unless), flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(e.implies_unless))
+    except Exception:
+        return None
+    return db
+
+
+def _unless_may(name: str, raw: bytes) -> bool:
+    """Can the ecosystem's implies_unless alternation match `raw`? False only when its hyperscan
+    database found none of its patterns (re2 answers otherwise, as before)."""
+    db = _unless_gate(name)
+    if db is None:
+        return True
+    hits: list[int] = []
+    db.scan(raw, match_event_handler=lambda i, f, t, fl, ctx: hits.append(i))
+    return bool(hits)
 
 
 @functools.lru_cache(maxsize=None)
