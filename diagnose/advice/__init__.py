@@ -142,7 +142,7 @@ def detect(lines, root_frameworks=()) -> list[str]:
         e = by_name.get(name)
         if e and e.implies:
             unless = _unless_re(name)
-            if unless is None or not _unless_may(name, raw) or unless.search(raw) is None:
+            if unless is None or not _hs_may(e.implies_unless, raw) or unless.search(raw) is None:
                 seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
 
@@ -153,29 +153,38 @@ def _by_name() -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _unless_gate(name: str):
-    """The ecosystem's implies_unless patterns in one hyperscan database (a match of one of them in a
-    log is a match of the alternation _unless_re holds), or None where hyperscan is missing or cannot
-    take them. Most logs hold no build tool: hyperscan's pass says so at a fraction of re2's."""
-    e = _by_name().get(name)
-    if e is None or not e.implies_unless or not all(p.isascii() for p in e.implies_unless):
+def _hs_gate(patterns: tuple[str, ...]):
+    """(hyperscan database of the patterns, caseless?) or None: re2 searches of the whole log (an
+    ecosystem's implies_unless, a rule's seen()/grab()) asked only when hyperscan finds a match.
+
+    Only ASCII patterns without Unicode classes, read as UTF-8 (`.` and a class take a character, as
+    in re2); `$` before a last newline is hyperscan's superset, never a miss. Where the two could
+    differ the gate stands aside (_hs_may): a vertical tab (re2's \\s lacks it, PCRE's holds it, so
+    \\S would differ) or, for a caseless pattern, a non-ASCII text (re2 folds K to the Kelvin sign)."""
+    if not patterns or not all(p.isascii() and "\\p" not in p and "\\P" not in p for p in patterns):
         return None
+    if len(patterns) > 1 and any("^" in p or "$" in p for p in patterns):
+        return None                # anchored patterns sharing a database (docs/performance.md: a pitfall)
     try:
         import hyperscan
 
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=[p.encode() for p in e.implies_unless], ids=list(range(len(e.implies_unless))),
-                   elements=len(e.implies_unless), flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(e.implies_unless))
-    except Exception:
+        db.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+                   elements=len(patterns), flags=[hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_UTF8] * len(patterns))
+    except Exception:              # no wheel, or a pattern hyperscan does not take: re2 alone
         return None
-    return db
+    return db, any(re.search(r"\(\?[a-zA-Z]*i", p) for p in patterns)
 
 
-def _unless_may(name: str, raw: bytes) -> bool:
-    """Can the ecosystem's implies_unless alternation match `raw`? False only when its hyperscan
-    database found none of its patterns (re2 answers otherwise, as before)."""
-    db = _unless_gate(name)
-    if db is None:
+def _hs_may(patterns: tuple[str, ...], raw: bytes, plain: tuple[bool, bool] | None = None) -> bool:
+    """Can one of the patterns match `raw` (a str's UTF-8)? False only when their hyperscan database
+    (_hs_gate) found none; `plain` is (no vertical tab, ASCII) of `raw` when the caller knows it."""
+    gate = _hs_gate(patterns)
+    if gate is None:
+        return True
+    db, caseless = gate
+    no_vt, ascii_ = plain if plain is not None else (b"\x0b" not in raw, raw.isascii())
+    if not no_vt or (caseless and not ascii_):
         return True
     hits: list[int] = []
     db.scan(raw, match_event_handler=lambda i, f, t, fl, ctx: hits.append(i))
@@ -472,9 +481,18 @@ def _funcs(tables: dict, lines: list[str]) -> dict:
             joined.append("\n".join(lines).encode("utf-8"))
         return joined[0]
 
+    plain: list[tuple[bool, bool]] = []
+
     def search(pattern):
         rx = _compile(pattern, "rule")
-        return rx.search(text().decode("utf-8") if isinstance(rx, re.Pattern) else text())
+        if isinstance(rx, re.Pattern):
+            return rx.search(text().decode("utf-8"))
+        raw = text()
+        if not plain:
+            plain.append((b"\x0b" not in raw, raw.isascii()))
+        if not _hs_may((pattern,), raw, plain[0]):       # most rules' patterns are in no log
+            return None
+        return rx.search(raw)
 
     def seen(pattern):
         return search(pattern) is not None
