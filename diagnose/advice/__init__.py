@@ -168,9 +168,19 @@ def _hs_gate(patterns: tuple[str, ...]):
     try:
         import hyperscan
 
-        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                   elements=len(patterns), flags=[hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_UTF8] * len(patterns))
+        from signatures import cache
+
+        flags = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_UTF8
+        exprs = [p.encode() for p in patterns]
+
+        def build():
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=[flags] * len(exprs))
+            return db
+
+        # on disk like the matcher's databases: a bounded repeat read as UTF-8 (`.{0,120}`) takes
+        # hyperscan 0.15 s to compile, every worker of every run; loading it takes 40 us
+        db = cache.cached_hyperscan("advice-gate", [str(flags).encode()] + exprs, build)
     except Exception:              # no wheel, or a pattern hyperscan does not take: re2 alone
         return None
     return db, any(re.search(r"\(\?[a-zA-Z]*i", p) for p in patterns)
