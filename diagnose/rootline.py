@@ -233,7 +233,10 @@ def _earliest_twin(lines: list[str], n: int) -> int:
     best = n
     while True:
         found = None
-        for k in range(max(1, best - TWIN_REACH), best):
+        lo = max(1, best - TWIN_REACH)
+        if anchor not in "\n".join(lines[lo - 1: best - 1]):
+            return best          # no line of the reach holds the anchor (a word: no newline in it)
+        for k in range(lo, best):
             text = lines[k - 1]
             # a copy is printed by the program: not a warning before an error, nor a heading (`# ...`,
             # the title pasted above its log)
