@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import operator
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -125,6 +126,9 @@ def implied(root_frameworks) -> set[str]:
     return set(frozenset.intersection(*sets)) if sets else set()
 
 
+_HEAD_400 = operator.itemgetter(slice(400))     # t -> t[:400], in C (a short line is itself)
+
+
 def detect(lines, root_frameworks=()) -> list[str]:
     """The ecosystems seen in these log lines, in priority order (most specific first).
 
@@ -133,7 +137,7 @@ def detect(lines, root_frameworks=()) -> list[str]:
     s, owners = _marker_set()
     lines = list(filter(None, lines))
     # a line is read to its 400th character (most logs have none longer: one join in C)
-    text = "\n".join(lines if not lines or max(map(len, lines)) <= 400 else (t[:400] for t in lines))
+    text = "\n".join(lines if not lines or max(map(len, lines)) <= 400 else map(_HEAD_400, lines))
     raw = text.encode("utf-8")       # once, as the re2 wrapper would for each str search of it
     seen = {owners[i] for i in (s.Match(raw) or [])} if text else set()
     seen |= implied(root_frameworks)
