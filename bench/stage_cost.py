@@ -28,6 +28,7 @@ STAGES = (
     ("diagnose.engine", "_generic_facts", "  of it: facts of the failure lines"),
     ("diagnose.engine", "_joined_matches", "wrapped-line rescue (pairs + their scan)"),
     ("diagnose.engine", "_whole_text", "whole text for the advice layer"),
+    ("diagnose.engine", "_refine_root", "root line moved by the log's own text (rootline.refine)"),
     ("diagnose.engine", "_whole_log_facts", "whole-log facts"),
     ("diagnose.advice", "detect", "ecosystem detection"),
     ("diagnose.engine", "_finish", "advice layer (fusion, reasoning rules, advice)"),

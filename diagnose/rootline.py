@@ -159,6 +159,11 @@ def _table() -> dict:
                           for r in data.get("precursor", [])],
             "empty": re2.compile(data["empty"]["pattern"]),
         }
+        # every follower's (precursor's) root in one alternation: the chosen line, which is almost
+        # never one, costs one search instead of one per row (the rows run only when it holds)
+        for kind in ("follower", "precursor"):
+            _moves[kind + "_any"] = re2.compile("|".join(f"(?:{r['root']})" for r in data.get(kind, []))
+                                                or r"[^\s\S]")
     return _moves
 
 
@@ -196,12 +201,12 @@ def _head(text: str) -> tuple:
     """The prefix a line was logged under, digits ignored (a timestamp ticks on within one message)."""
     msg = strip_prefix(text)
     head = text[: len(text) - len(msg)] if text.endswith(msg) else ""
-    return tuple("#" if any(c.isdigit() for c in w) else w for w in head.split())
+    return tuple("#" if any(map(str.isdigit, w)) else w for w in head.split())
 
 
 def _words(text: str) -> tuple:
     """The message's words, a word carrying a digit (a rank, a line number, a layer's index) masked."""
-    return tuple("#" if any(c.isdigit() for c in w) else w for w in strip_prefix(text).split())
+    return tuple("#" if any(map(str.isdigit, w)) else w for w in strip_prefix(text).split())
 
 
 def _twins(a: tuple, b: tuple) -> bool:
@@ -228,7 +233,10 @@ def _earliest_twin(lines: list[str], n: int) -> int:
     best = n
     while True:
         found = None
-        for k in range(max(1, best - TWIN_REACH), best):
+        lo = max(1, best - TWIN_REACH)
+        if anchor not in "\n".join(lines[lo - 1: best - 1]):
+            return best          # no line of the reach holds the anchor (a word: no newline in it)
+        for k in range(lo, best):
             text = lines[k - 1]
             # a copy is printed by the program: not a warning before an error, nor a heading (`# ...`,
             # the issue's title pasted above its log)
@@ -257,7 +265,7 @@ def refine(lines: list[str] | None, line: int, text: str):
             k += 1
         if k < n:
             n, rule = k, "rootline.empty"
-    for fid, root_rx, target_rx, reach, quoted in t["follower"]:
+    for fid, root_rx, target_rx, reach, quoted in (t["follower"] if _takes(t["follower_any"], lines[n - 1]) else ()):
         if _takes(root_rx, lines[n - 1]):
             # `quoted`: the target must repeat the message the root line quotes (a source echo's string)
             said = _quoted(lines[n - 1]) if quoted else ""
@@ -268,7 +276,7 @@ def refine(lines: list[str] | None, line: int, text: str):
             if k is not None:
                 n, rule = k, f"rootline.{fid}"
                 break
-    for pid, root_rx, cause_rx, reach, nearest in t["precursor"]:
+    for pid, root_rx, cause_rx, reach, nearest in (t["precursor"] if _takes(t["precursor_any"], lines[n - 1]) else ()):
         if _takes(root_rx, lines[n - 1]):
             span = range(max(1, n - reach), n)
             k = next((k for k in (reversed(span) if nearest else span) if _takes(cause_rx, lines[k - 1])), None)

@@ -173,11 +173,17 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
     best: Guess | None = None
     best_key = (0.0, 0.0)
     scored: dict[str, Guess] = {}
+    # every line's ids known (no line for re2 alone): a row none of whose words any line holds scores 0
+    anywhere = None if any(hits is None for hits in present) else sorted(set().union(*present))
     for name, origin, fix, regexes, needs_context in table.rows:
         if needs_context and not gpu:
             continue
-        score, on_root, words = 0.0, 0.0, []
         start = regexes[0][0] if regexes else 0       # a row's word ids are consecutive
+        if anywhere is not None:
+            i = bisect.bisect_left(anywhere, start)
+            if i == len(anywhere) or anywhere[i] >= start + len(regexes):
+                continue
+        score, on_root, words = 0.0, 0.0, []
         for k, ((text, weight), hits) in enumerate(zip(lines, present)):
             if hits is None:
                 todo = regexes

@@ -684,9 +684,12 @@ class Matcher:
         """
         found.sort()
         owners = self.owners
-        hint_at = [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] not in SIDE_KINDS]
-        side_at = {kind: [k for k, hit in enumerate(found) if owners[hit[2]][1] is None and owners[hit[2]][0] == kind]
-                   for kind in SIDE_KINDS}
+        hint_at: list[int] = []            # the failure hints' places in `found`, in order
+        side_at: dict[str, list[int]] = {kind: [] for kind in SIDE_KINDS}    # and each side kind's
+        for k, hit in enumerate(found):    # one pass
+            kind, sig = owners[hit[2]]
+            if sig is None:
+                (side_at[kind] if kind in side_at else hint_at).append(k)
         hint_ok: dict[int, tuple | None] = {}
 
         def confirm_until(order, enough: int) -> None:
@@ -709,20 +712,23 @@ class Matcher:
             confirm_until(at, OK_HINTS)
         pending = []
         n, pos = 0, origin
-        kept: collections.Counter = collections.Counter()
+        kept: dict[int, int] = {}          # a signature's lines kept so far (hints are capped above)
+        read = self._read_line
         for k, (ls, le, pid) in enumerate(found):
-            sig = owners[pid][1]
-            if sig is None:
+            if owners[pid][1] is None:
                 got = hint_ok.get(k)
-            else:
-                if kept[pid] >= MAX_PER_PATTERN:
+                if got is None:
                     continue
-                got = self._read_line(buf[ls:le], pid)
-            if got is None:
-                continue
+            else:
+                c = kept.get(pid, 0)
+                if c >= MAX_PER_PATTERN:
+                    continue
+                got = read(buf[ls:le], pid)
+                if got is None:
+                    continue
+                kept[pid] = c + 1
             n += buf.count(b"\n", pos, ls)
             pos = ls
-            kept[pid] += 1
             pending.append((idx, n + 1, got[0], pid, got[1]))
         return pending
 

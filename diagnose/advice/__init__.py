@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import operator
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -125,26 +126,83 @@ def implied(root_frameworks) -> set[str]:
     return set(frozenset.intersection(*sets)) if sets else set()
 
 
+_HEAD_400 = operator.itemgetter(slice(400))     # t -> t[:400], in C (a short line is itself)
+
+
 def detect(lines, root_frameworks=()) -> list[str]:
     """The ecosystems seen in these log lines, in priority order (most specific first).
 
     A root signature whose frameworks all belong to one ecosystem counts as seeing it: its wording
     is that framework's own message (see `implied`)."""
     s, owners = _marker_set()
-    lines = [t for t in lines if t]
+    lines = list(filter(None, lines))
     # a line is read to its 400th character (most logs have none longer: one join in C)
-    text = "\n".join(lines if not lines or max(map(len, lines)) <= 400 else (t[:400] for t in lines))
+    text = "\n".join(lines if not lines or max(map(len, lines)) <= 400 else map(_HEAD_400, lines))
     raw = text.encode("utf-8")       # once, as the re2 wrapper would for each str search of it
     seen = {owners[i] for i in (s.Match(raw) or [])} if text else set()
     seen |= implied(root_frameworks)
-    by_name = {e.name: e for e in ecosystems()}
+    by_name = _by_name()
     for name in list(seen):
         e = by_name.get(name)
         if e and e.implies:
             unless = _unless_re(name)
-            if unless is None or unless.search(raw) is None:
+            if unless is None or not _hs_may(e.implies_unless, raw) or unless.search(raw) is None:
                 seen |= set(e.implies)
     return [e.name for e in ecosystems() if e.name in seen]
+
+
+@functools.lru_cache(maxsize=1)
+def _by_name() -> dict:
+    return {e.name: e for e in ecosystems()}
+
+
+@functools.lru_cache(maxsize=None)
+def _hs_gate(patterns: tuple[str, ...]):
+    """(hyperscan database of the patterns, caseless?) or None: re2 searches of the whole log (an
+    ecosystem's implies_unless, a rule's seen()/grab()) asked only when hyperscan finds a match.
+
+    Only ASCII patterns without Unicode classes, read as UTF-8 (`.` and a class take a character, as
+    in re2); `$` before a last newline is hyperscan's superset, never a miss. Where the two could
+    differ the gate stands aside (_hs_may): a vertical tab (re2's \\s lacks it, PCRE's holds it, so
+    \\S would differ) or, for a caseless pattern, a non-ASCII text (re2 folds K to the Kelvin sign)."""
+    if not patterns or not all(p.isascii() and "\\p" not in p and "\\P" not in p for p in patterns):
+        return None
+    if len(patterns) > 1 and any("^" in p or "$" in p for p in patterns):
+        return None                # anchored patterns sharing a database (docs/performance.md: a pitfall)
+    try:
+        import hyperscan
+
+        from signatures import cache
+
+        flags = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_UTF8
+        exprs = [p.encode() for p in patterns]
+
+        def build():
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=[flags] * len(exprs))
+            return db
+
+        # on disk like the matcher's databases: a bounded repeat read as UTF-8 (`.{0,120}`) takes
+        # hyperscan 0.15 s to compile, every worker of every run; loading it takes 40 us
+        db = cache.cached_hyperscan("advice-gate", [str(flags).encode()] + exprs, build)
+    except Exception:              # no wheel, or a pattern hyperscan does not take: re2 alone
+        return None
+    return db, any(re.search(r"\(\?[a-zA-Z]*i", p) for p in patterns)
+
+
+def _hs_may(patterns: tuple[str, ...], raw: bytes, plain: tuple[bool, bool] | None = None) -> bool:
+    """Can one of the patterns match `raw` (a str's UTF-8)? False only when their hyperscan database
+    (_hs_gate) found none; `plain` is (no vertical tab, ASCII) of `raw` when the caller knows it."""
+    gate = _hs_gate(patterns)
+    if gate is None:
+        return True
+    db, caseless = gate
+    no_vt, ascii_ = plain if plain is not None else (b"\x0b" not in raw, raw.isascii())
+    if not no_vt or (caseless and not ascii_):
+        return True
+    hits: list[int] = []
+    db.scan(raw, match_event_handler=lambda i, f, t, fl, ctx: hits.append(i))
+    return bool(hits)
 
 
 @functools.lru_cache(maxsize=None)
@@ -437,9 +495,18 @@ def _funcs(tables: dict, lines: list[str]) -> dict:
             joined.append("\n".join(lines).encode("utf-8"))
         return joined[0]
 
+    plain: list[tuple[bool, bool]] = []
+
     def search(pattern):
         rx = _compile(pattern, "rule")
-        return rx.search(text().decode("utf-8") if isinstance(rx, re.Pattern) else text())
+        if isinstance(rx, re.Pattern):
+            return rx.search(text().decode("utf-8"))
+        raw = text()
+        if not plain:
+            plain.append((b"\x0b" not in raw, raw.isascii()))
+        if not _hs_may((pattern,), raw, plain[0]):       # most rules' patterns are in no log
+            return None
+        return rx.search(raw)
 
     def seen(pattern):
         return search(pattern) is not None
@@ -571,18 +638,20 @@ def evaluate_rules(d, snapshot: dict | None = None, frames=None, lines=None, rul
     rules, tables = rules or default_rules()
     names = names_of(d, snapshot, frames, lines or ())
     funcs = _funcs(tables, list(lines or []))
+    every = expr.functions(funcs)          # the built-in and the caller's functions, merged once
     fired = []
     for rule in rules:
         if d.family not in rule.families:
             continue
         local = dict(names)
+        scope = {**local, "__funcs__": every}     # what expr.evaluate builds for each expression
         try:
             for name, e in rule.let:
                 try:
-                    local[name] = expr.evaluate(e, local, funcs)
+                    scope[name] = local[name] = expr.evaluate_in(e, scope)
                 except expr.Missing:
                     pass
-            if not expr.evaluate(rule.when, local, funcs):
+            if not expr.evaluate_in(rule.when, scope):
                 continue
         except expr.Missing:
             continue

@@ -62,6 +62,19 @@ def evaluate(tree: ast.Expression | str, names: dict, funcs: dict | None = None)
     return _eval(tree.body, {**names, "__funcs__": {**_FUNCS, **(funcs or {})}})
 
 
+def functions(funcs: dict | None = None) -> dict:
+    """The functions an expression may call: the built-in ones and the caller's (for evaluate_in)."""
+    return {**_FUNCS, **(funcs or {})}
+
+
+def evaluate_in(tree: ast.Expression | str, scope: dict):
+    """evaluate() over a scope that already holds the names and, under "__funcs__", functions():
+    a caller evaluating many expressions over the same names builds it once."""
+    if isinstance(tree, str):
+        tree = parse(tree)
+    return _eval(tree.body, scope)
+
+
 def _eval(node, names):
     if isinstance(node, ast.Constant):
         return node.value
