@@ -17,6 +17,20 @@ def test_words_split_identifiers_and_drop_numbers_and_exception_classes():
     assert "keyerror" not in words("KeyError: 'weight'")
 
 
+def test_features_are_root_words_root_word_pairs_and_context_words_apart():
+    from signatures.wordmodel import features
+    f = features(["No such file", "CUDA_ERROR_INVALID_PTX such"])
+    assert {"no", "such", "file", "no such", "such file"} <= f
+    assert "+invalid" in f and "+ptx" in f and "invalid" not in f
+    assert "+such" not in f         # a context word the root holds is the root's
+
+
+def test_a_context_word_weighs_less_than_the_same_evidence_in_the_root():
+    m = Model(["compile-error", "oom"], [10, 10], {"alloc": {"1": 9}, "+alloc": {"1": 9}, "ptxas": {"0": 9}}, 0.05)
+    assert m.guess(["ptxas", "alloc"]).family == "compile-error"     # root ptxas beats context alloc
+    assert m.guess(["alloc", "ptxas"]).family == "oom"
+
+
 def test_a_long_line_is_read_only_to_its_cap():
     line = "shared memory " * (LINE_MAX // 7) + "zzzunique"
     assert "zzzunique" not in words(line)
@@ -84,3 +98,14 @@ def test_the_shipped_model_is_built_from_todays_labels():
     assert data["trained_on"]["labels"] == labels_digest(), (
         "a labelled set changed since signatures/wordmodel.json was built: run `python -m bench.wordmodel --write`")
     assert set(data["classes"]) >= {"oom", "compile-error", "none", "unknown"}
+
+
+def test_a_warning_diagnostic_is_not_read():
+    # the root-line pair 'exceeds limit' is shared-memory-exceeded's wording; a compiler's warning is no failure
+    from signatures.wordmodel import _warning_only
+    assert _warning_only("warning: stack frame size (2216) exceeds limit (1024) in function 'k' [-Wframe-larger-than]")
+    assert _warning_only("kernel.cu(12): warning: variable 'x' was declared but never referenced")
+    assert not _warning_only("kernel.cu(12): error: identifier 'x' is undefined")
+    assert not _warning_only("UserWarning: Failed to configure kernel dynamic shared memory")
+    d = diagnose_text("warning: stack frame size (4096) exceeds limit (1024) in function 'f' [-Wframe-larger-than]\n")
+    assert d.family != "shared-memory-exceeded", (d.family, d.signature)
