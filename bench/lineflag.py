@@ -2,6 +2,7 @@
 
     python -m bench.lineflag --cv        held out by round (make lineflag)
     python -m bench.lineflag --write     rebuild signatures/lineflag.json from every labelled set
+    python -m bench.lineflag --forward   time-forward: each round scored by a detector of the rounds before it
     python -m bench.lineflag --perf DIR  the silent `none` logs of a corpus the detector would flip
 
 Lines (one document each; signatures.lineflag.words): positives are the labelled root line of every
@@ -28,7 +29,7 @@ Measured 2026-12-04 (--cv; 42 rounds, the dev set and the corpus held out in tur
 the 50 failing logs the tool of each round's day called a silent `none` flagged, 0 of its 136 right
 silent `none` answers; (b) 2 of the 262 logs the tool says a silent `none` today (g5-003, a TVM
 'InstantiationError(... invalid gpu kernel)' skip; g12-040, a cuda-gdb 'Cuda API error detected'
-warning). --perf on the perf corpus (20,000 logs): 41 of 6,439 silent `none` logs flipped, 10 with a
+warning). --forward at 0.95: 17 of 50 flagged, 1 of 136. --perf on the perf corpus (20,000 logs): 41 of 6,439 silent `none` logs flipped, 10 with a
 GPU error event (docker's 'could not select device driver'), 31 CI logs with a failing pytest case.
 """
 from __future__ import annotations
@@ -266,6 +267,37 @@ def cv(logs, examples, show: float) -> dict:
     return figures
 
 
+def forward(logs, examples) -> None:
+    """Time-forward: each round's before-records of a silent `none` scored by a detector trained only
+    on the rounds before it (and the dev set and the corpus), without any example line found in that
+    round or a later one: what the detector would have done on the round's day."""
+    from signatures.lineflag import Detector
+
+    records = [r for r in before_records().values() if r["kind"] == "none-silent"]
+    by_id = {d["id"]: d for d in logs}
+    rounds = sorted({r["id"].split("-")[0] for r in records}, key=lambda r: int(r[1:]))
+    flagged = {t: [0, 0] for t in THRESHOLDS}
+    n = [0, 0]
+    for rnd in rounds:
+        k = int(rnd[1:])
+        later = [d for d in logs if d["set"].startswith("g") and int(d["set"][1:]) >= k]
+        text = "\n".join("\n".join(d["lines"]) for d in later)
+        train = [t for d in logs if not (d["set"].startswith("g") and int(d["set"][1:]) >= k) for t in d["train"]]
+        train += [(t, y) for t, y in examples if t not in text]
+        det = Detector(*fit(train), 0.0)
+        for r in records:
+            if r["id"].split("-")[0] == rnd and r["id"] in by_id:
+                p = _score_log(det, by_id[r["id"]])[0]
+                side = 0 if r["family"] != "none" else 1
+                n[side] += 1
+                for t in THRESHOLDS:
+                    flagged[t][side] += p >= t
+    print("time-forward: before-records of a silent `none`, each round scored by a detector trained on the "
+          "rounds before it: failing ones flagged (gain) / `none`-labelled ones flagged (false alarms)")
+    for t in THRESHOLDS:
+        print(f"  {t:9.3f}  {flagged[t][0]:4}/{n[0]:<5} {flagged[t][1]:4}/{n[1]}")
+
+
 def write(logs, examples, threshold: float) -> Path:
     from bench.wordmodel import labels_digest
     from signatures.lineflag import TABLE
@@ -321,6 +353,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cv", action="store_true")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--forward", action="store_true", help="also the time-forward figures (rounds before R only)")
     ap.add_argument("--perf", type=Path)
     ap.add_argument("--sample", type=int, default=40)
     ap.add_argument("--threshold", type=float, default=THRESHOLD)
@@ -331,8 +364,10 @@ def main(argv=None) -> int:
     logs, examples = collect()
     if args.write:
         write(logs, examples, args.threshold)
-    if args.cv or not args.write:
+    if args.cv or not (args.write or args.forward):
         cv(logs, examples, args.threshold)
+    if args.forward:
+        forward(logs, examples)
     return 0
 
 
