@@ -29,7 +29,7 @@ Measured 2026-12-04 (--cv; 42 rounds, the dev set and the corpus held out in tur
 the 50 failing logs the tool of each round's day called a silent `none` flagged, 0 of its 136 right
 silent `none` answers; (b) 2 of the 262 logs the tool says a silent `none` today (g5-003, a TVM
 'InstantiationError(... invalid gpu kernel)' skip; g12-040, a cuda-gdb 'Cuda API error detected'
-warning). --forward at 0.95: 17 of 50 flagged, 1 of 136. --perf on the perf corpus (20,000 logs): 41 of 6,439 silent `none` logs flipped, 10 with a
+warning). --forward at 0.95: 16 of 50 flagged, 1 of 136. --perf on the perf corpus (20,000 logs): 41 of 6,844 silent `none` logs flipped (main 0eaf797), 10 with a
 GPU error event (docker's 'could not select device driver'), 31 CI logs with a failing pytest case.
 """
 from __future__ import annotations
