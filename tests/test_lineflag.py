@@ -114,3 +114,22 @@ def test_the_gate_gives_the_same_lines_without_hyperscan(monkeypatch):
     assert gated(data) == with_hs
     assert len(with_hs) == 9                                # 3 of the 7 lines (not "val: inf", no word after it), 3 times
     monkeypatch.setattr(lineflag, "_scanner", None)         # the next test builds the usual one again
+
+
+@pytest.mark.parametrize("line", [
+    "bf16 is not supported on this GPU (sm_75), falling back to fp16",
+    "e InstantiationError(\"Skipped because of invalid gpu kernel\")",
+    "no errors found in 12 files",
+])
+def test_a_line_that_states_its_own_recovery_is_not_flagged(line):
+    from signatures.lineflag import recovered
+
+    assert recovered(line)
+    assert Detector(10.0, {}, 0.5).flag((line + "\n").encode()) is None
+
+
+def test_a_failure_line_is_not_taken_for_a_recovery():
+    from signatures.lineflag import recovered
+
+    assert not recovered("Failed to find any forward convolution algorithm.")
+    assert not recovered("call to cuStreamSynchronize returned error 700: Illegal address during kernel execution")
