@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: origin origin-numerics demo test accuracy ablation bench bench-paths bench-labels bench-hints bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration wordmodel none-check rounds facts-recall bench-advice bench-numerics env-doc
+.PHONY: origin origin-numerics demo test accuracy ablation bench bench-paths bench-labels bench-hints bench-native bench-env bench-tui bench-render bench-lint bench-timing corpus corpus-check sysdeps venv dev clean signatures-doc calibration wordmodel lineflag none-check rounds facts-recall bench-advice bench-numerics env-doc
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ calibration: $(VENV)/.base
 # the learned word model (signatures/wordmodel.py): leave-one-round-out estimate; --write rebuilds it
 wordmodel: $(VENV)/.base
 	$(PY) -m bench.wordmodel --cv
+
+# the learned failure-line detector (signatures/lineflag.py): held out by round; --write rebuilds it
+lineflag: $(VENV)/.base
+	$(PY) -m bench.lineflag --cv
 
 # 'none' precision on every labelled set, and the none/unknown rule measured with no failure signature
 none-check: $(VENV)/.base

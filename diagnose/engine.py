@@ -507,8 +507,11 @@ def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> 
 
 # roots the word model does not read: a bare failure word ("CUDA error" in prose) or an exit or kill
 # statement ("about to be killed") is evidence that
-# something failed, not of what; a traceback header or frame names no failure at all
-MODEL_SKIPS = ("lexicon", "exit", "traceback", "frame")
+# something failed, not of what; a traceback header or frame names no failure at all; a line only the
+# learned failure-line detector reads as a failure (`lineflag`: _flagged) gets the word table's family or
+# none, not a second learned guess on top of the first (on the perf corpus the word model named a failing
+# pytest case 'compile-error')
+MODEL_SKIPS = ("lexicon", "exit", "traceback", "frame", "lineflag")
 
 
 # the error lines a guess reads beside the root are those within this many lines of it: a log with
@@ -764,8 +767,11 @@ def _no_signature(d: Diagnosis, scan: ScanResult, matches: list[Match], benign: 
         d.evidence = [Line(n, t) for _, n, t in progress]
     else:
         d.confidence = confidence_of("none-silent")
-        d.title = "no failure found (and no sign of progress either: the log may be cut)"
+        d.title = SILENT_TITLE
     return d
+
+
+SILENT_TITLE = "no failure found (and no sign of progress either: the log may be cut)"
 
 
 # -- files and task bundles ---------------------------------------------------------------------
@@ -809,7 +815,7 @@ def _decide_ctx(scan: ScanResult, path: str, matcher, reader) -> tuple[Diagnosis
     """decide() and the readings, then the log's ecosystems and the signature's fix in their terms."""
     from diagnose import advice
 
-    d = _readings(_blank(_decide_scan(scan, path, matcher, reader), scan, reader))
+    d = _readings(_flagged(_blank(_decide_scan(scan, path, matcher, reader), scan, reader), scan, reader))
     root_line = d.root.line if d.root else None
     lines = _whole_text(scan, d, reader)
     _refine_root(d, lines)
@@ -965,6 +971,52 @@ def _blank(d: Diagnosis, scan: ScanResult, reader) -> Diagnosis:
     d.fix = ("A log of blank lines is neither a failure nor a success: check that the task's output was "
              "captured (stdout and stderr, the right file).")
     d.explanation = ""
+    return d
+
+
+FLAG_MAX_BYTES = 1 << 20    # a silent `none` log up to this size is read again by the failure-line detector
+
+
+def _flagged(d: Diagnosis, scan: ScanResult, reader) -> Diagnosis:
+    """A silent `none` (no signature, no failure evidence, no progress) whose text holds a line the
+    learned failure-line detector (signatures/lineflag.py) reads as a failure is not `none`: the
+    failure is worded in a way no evidence entry knows ("Failed to find any forward convolution
+    algorithm.", "call to cuStreamSynchronize returned error 700"). It becomes `unknown` with that
+    line as its root, and the wording guess (fallback table, then word model) reads it."""
+    from signatures.lineflag import load
+
+    if d.family != "none" or d.title != SILENT_TITLE or scan.matches or not scan.bytes or scan.bytes > FLAG_MAX_BYTES:
+        return d
+    detector = load()
+    if detector is None:
+        return d
+    try:
+        data = reader()
+    except (OSError, EOFError, ValueError):
+        return d
+    if not data:
+        return d
+    from signatures.normalise import normalise_chunk
+
+    hit = detector.flag(normalise_chunk(data[:FLAG_MAX_BYTES]))
+    if hit is None:
+        return d
+    n, text, p = hit
+    text = text.rstrip("\r")
+    d.family, d.confidence = "unknown", confidence_of("unknown")
+    d.title = "a failure no signature explains (a line reads like one to the learned failure-line detector)"
+    d.root = Line(n, text)
+    d.chain = _unexplained_chain(d.root, "lineflag", scan.hints)
+    d.evidence = [d.root]
+    d.explanation = ""
+    d.fix = ("No signature or evidence entry knows this wording; the learned failure-line detector reads "
+             "the root line as a failure. Read it: if it is not one, the log is `none`.")
+    d.next_step = UNKNOWN_NEXT
+    d.facts = _generic_facts([text], {}, scan.hints, n)
+    d.fact_text = _fact_texts(d.facts, [text])
+    d.notes.append(f"kept out of `none` by the learned failure-line detector (posterior {p:.3f}, "
+                   "signatures/lineflag.py)")
+    _fallback_guess(d, [], ("lineflag", n, text), [])
     return d
 
 

@@ -270,6 +270,15 @@ def test_wrapped_line_error_words_are_linear(bait):
 
 
 @pytest.mark.parametrize("bait", sorted(BAITS))
+def test_failure_line_detector_is_linear(bait):
+    from signatures.lineflag import Detector
+
+    # the gate (one hyperscan pass) and the scoring of the lines it lets through
+    detector = Detector(0.0, {"failed": 1.0}, 0.99)
+    assert _scan_problem(detector.flag, bait) is None
+
+
+@pytest.mark.parametrize("bait", sorted(BAITS))
 def test_fallback_word_database_is_linear(bait):
     from signatures.fallback import guess
 
