@@ -43,10 +43,10 @@ test: $(VENV)/.dev sysdeps
 accuracy: $(VENV)/.base
 	$(PY) -m bench.accuracy
 
-# confidence bucket vs observed accuracy over the before-records of fresh rounds of real logs (their `none`
-# answers re-read with today's generic evidence, held out by round: bench/none_check.py --write)
+# confidence bucket vs observed accuracy over the before-records of fresh rounds of real logs, as recorded
+# (refit: python -m bench.calibration --write, on the last bench.calibration.WINDOW rounds)
 calibration: $(VENV)/.base
-	$(PY) -m bench.calibration --evidence-now
+	$(PY) -m bench.calibration
 
 # the learned word model (signatures/wordmodel.py): leave-one-round-out estimate; --write rebuilds it
 wordmodel: $(VENV)/.base
