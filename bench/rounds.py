@@ -114,6 +114,10 @@ def fact_found(value: str, facts: dict) -> bool:
     byte counts (within 1 %), everything else as text with spaces, quotes and brackets removed."""
     from signatures.facts import parse_bytes
 
+    # two shapes annotated as one fact ('154x2048 and 4096x1152', a matmul's operands): each must be found
+    shapes = re.findall(r"\d+(?:\s*x\s*\d+)+", value)
+    if len(shapes) >= 2 and not re.sub(r"\d+(?:\s*x\s*\d+)+|\band\b|vs\.?|[\s(),;]", "", value):
+        return all(fact_found(part, facts) for part in shapes)
     want_bytes = parse_bytes(value) if re.search(r"\d", value) else None
     want = _norm(value)
     # a shape written 256x128 or (1, 4096) is the same value as the list [256, 128]
