@@ -28,6 +28,9 @@ import json
 import math
 from pathlib import Path
 
+# the word model's tokenisation: a line's alphanumeric runs, and a run's camel-case / letter-digit parts
+from signatures.wordmodel import _SEPARATORS, _parts
+
 TABLE = Path(__file__).parent / "lineflag.json"
 LINE_MAX = 2000           # characters of one line read
 READ_MAX = 1 << 20        # bytes of a silent log read (a silent log is short; a long one is cut, not read whole)
@@ -51,19 +54,6 @@ GATE = ("fail", "error", "unable", "cannot", "can't", "could not", "couldn't", "
         "inf ", "inf,", "inf]", "inf)", "unrecogni", "must", "only")   # `inf` alone: every INFO line
 # A line holding one of these states its own recovery: a handled fallback or skip, not a failure of the run.
 RECOVERED = ("falling back", "fall back to", "fallback", "using the default", "skipping", "skipped")
-_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
-
-
-def _parts(word: str) -> list[str]:
-    parts, cur = [], word[0]
-    for a, b in zip(word, word[1:]):
-        if (a.islower() and b.isupper()) or (a.isalpha() != b.isalpha()):
-            parts.append(cur)
-            cur = b
-        else:
-            cur += b
-    parts.append(cur)
-    return parts
 
 
 _RUN_CACHE: dict[str, tuple[str, tuple[str, ...]]] = {}   # a run -> (its lower-case form, its parts)
