@@ -226,6 +226,31 @@ def test_hot_pairs_are_the_candidate_pairs_by_offset():
         assert [(buf.count(b"\n", 0, at), a, b) for at, a, b in got] == want
 
 
+def test_joined_pairs_are_the_hot_pairs_joined():
+    """signatures.wrapped.joined_pairs (the rescue's one loop) gives what hot_pairs and second_half
+    gave the rescue: per pair kept, the two lines joined without and with a space, in order."""
+    from pathlib import Path
+
+    from signatures.normalise import normalise_chunk
+    from signatures.wrapped import MIN_FIRST, hot_pairs, joined_pairs, second_half
+
+    root = Path(__file__).resolve().parent.parent
+    logs = sorted((root / "corpus" / "logs").glob("*.log")) + sorted(
+        p for p in (root / "tests" / "fixtures" / "issues").glob("*.log") if not p.name.startswith(("g43-", "g44-")))
+    bufs = [normalise_chunk(p.read_bytes()) for p in logs]
+    bufs += [b"", b"error\n", b"x" * 30 + b" error\n[rank0]: s watchdog\r\n", b"a failed on this long line\n   \n",
+             b"an error on a line long enough\n\xc3\xa9 caf\xc3\xa9 \xff\n", b"\nerror\n\n"]
+    for buf in bufs:
+        want_at, want = [], []
+        for at, first, second in hot_pairs(buf):
+            a = first.rstrip(b"\r").rstrip()
+            b = second_half(second.rstrip(b"\r"))
+            if len(a) >= MIN_FIRST and b:
+                want_at += [at, at]
+                want += [a + b, a + b" " + b]
+        assert joined_pairs(buf) == (want_at, want)
+
+
 def test_host_ram_exhausted_is_a_known_failure_but_no_gpu_family():
     """The taxonomy's oom is device memory: PyTorch's DefaultCPUAllocator (g41-037), numpy's
     _ArrayMemoryError, MKL's mkl_malloc end `unknown` with a signature (not-gpu.*) that says it is host
