@@ -251,6 +251,33 @@ def test_joined_pairs_are_the_hot_pairs_joined():
         assert joined_pairs(buf) == (want_at, want)
 
 
+def test_cluster_scan_finds_each_patterns_lines():
+    """Matcher._hit_lines_each: the patterns of a cluster (same gate literals, e.g. the *.code.cuda
+    ones) located in one database give the lines each pattern's own database gives."""
+    from diagnose.engine import default_matcher
+
+    m = default_matcher()
+    clusters = set(m._clusters().values())
+    assert any(len(c) >= 9 for c in clusters)
+    lines = [b"RuntimeError: CUDA error: code 2", b"CUDA driver error 700 here", b"cuda failure #719",
+             b"CUDA runtime error in foo: 9", b"nothing", b"CUDA error: 710x", b"CUDA error 98 and CUDA error 209",
+             b"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus", b"NVRM: Xid (PCI:0000:01:00): 13, pid=1",
+             b"Expected object of device type cuda but got device type cpu",
+             b"Expected object of scalar type Float but got scalar type Half"]
+    bufs = [b"\n".join(lines) + b"\n", b"\n".join(reversed(lines)), b"\n".join(lines * 300) + b"\n"]
+    hits = 0
+    for c in clusters:
+        for buf in bufs:
+            pids = set(c)
+            want = sorted(t for pid in pids for t in [(ls, le, pid) for ls, le in m._hit_lines(pid, buf)])
+            assert sorted(m._hit_lines_each(pids, buf)) == want
+            hits += len(want)
+            part = set(sorted(c)[:2]) | {len(m.raw) - 1}
+            want = sorted(t for pid in part for t in [(ls, le, pid) for ls, le in m._hit_lines(pid, buf)])
+            assert sorted(m._hit_lines_each(part, buf)) == want
+    assert hits > 1000          # the 200-line cap of a pattern is met (300 copies of its line)
+
+
 def test_host_ram_exhausted_is_a_known_failure_but_no_gpu_family():
     """The taxonomy's oom is device memory: PyTorch's DefaultCPUAllocator (g41-037), numpy's
     _ArrayMemoryError, MKL's mkl_malloc end `unknown` with a signature (not-gpu.*) that says it is host
