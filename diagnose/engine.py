@@ -1036,20 +1036,11 @@ def _unexplained(d: Diagnosis) -> bool:
 
 def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
     from signatures.normalise import normalise_chunk
-    from signatures.wrapped import MIN_FIRST, hot_pairs, second_half
+    from signatures.wrapped import joined_pairs
 
     buf = normalise_chunk(data)
-    pairs: list[tuple[int, bytes]] = []         # (offset of the first line, the two joined)
-    for i, first, second in hot_pairs(buf):
-        a = first.rstrip(b"\r").rstrip()
-        if len(a) < MIN_FIRST:
-            continue
-        b = second_half(second.rstrip(b"\r"))
-        if not b:
-            continue
-        pairs.append((i, a + b))
-        pairs.append((i, a + b" " + b))
-    if not pairs:
+    at, joined = joined_pairs(buf)   # per joined line: the offset of its first line; the two joined
+    if not joined:
         return []
     # only signatures that could add something: not generic hints, not benign, not already matched
     owners = matcher.owners
@@ -1058,10 +1049,10 @@ def _joined_matches(data: bytes, matcher, seen_ids: set[str]) -> list:
         sig = owners[pid][1]
         return sig is not None and sig.role != "benign" and sig.id not in seen_ids
 
-    scan = matcher.scan_bytes(b"\n".join(p for _, p in pairs) + b"\n", wanted, failures_only=True)
+    scan = matcher.scan_bytes(b"\n".join(joined) + b"\n", wanted, failures_only=True)
     out, taken = [], set()
     for m in scan.matches:
-        i = pairs[m.line - 1][0]
+        i = at[m.line - 1]
         if m.signature.id in seen_ids or (m.signature.id, i) in taken or m.signature.role == "benign":
             continue
         taken.add((m.signature.id, i))

@@ -637,8 +637,7 @@ class Matcher:
             if len(pids) > 1 and len(buf) >= TOGETHER_MIN:    # a big chunk: the joint database, filtered
                 found = self._hit_lines_together(pids, buf)
             else:
-                for pid in pids:
-                    found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
+                found = self._hit_lines_each(pids, buf)
             for entry in self._confirm(buf, found, 0, idx):
                 pid = entry[3]
                 kind, sig = self.owners[pid]
@@ -889,6 +888,65 @@ class Matcher:
             if tail_start > lines[-1][0]:
                 lines += self._locate(pid, buf, tail_start, 10**6)
         return lines
+
+    def _hit_lines_each(self, pids: set[int], buf: bytes) -> list[tuple[int, int, int]]:
+        """_hit_lines of each pattern, except that the patterns of one cluster (see _clusters) gated
+        together are located in one scan of their cluster's database: the `*.code.cuda` patterns
+        (two sets of 9) share their literals, so a buffer that wakes one wakes them all (the rescue
+        of wrapped lines scanned its joined pairs 9 times for a set)."""
+        found: list[tuple[int, int, int]] = []
+        cluster = self._clusters() if len(pids) > 1 else {}
+        done: set[int] = set()
+        for pid in pids:
+            if pid in done:
+                continue
+            members = cluster.get(pid)
+            if members is not None:
+                present = [p for p in members if p in pids]
+                if len(present) > 1 and (db := self._cluster_db(members)) is not None:
+                    found += self._joint_lines(buf, frozenset(present),
+                                               {p: MAX_PER_PATTERN * 10 for p in present}, db=db)
+                    done.update(present)
+                    continue
+            found += [(ls, le, pid) for ls, le in self._hit_lines(pid, buf)]
+        return found
+
+    def _clusters(self) -> dict[int, tuple[int, ...]]:
+        """pattern id -> its cluster: the signature patterns (ASCII, no line anchor) whose gate
+        literals are the same, when there are two or more. The gate wakes them together, and their
+        lines come out of one database exactly as out of each pattern's own (_single: the same
+        trimmed expressions, the same flags; anchored ones never share a database, see _joint_db)."""
+        c = getattr(self, "_cluster", None)
+        if c is None:
+            groups: dict[tuple, list[int]] = collections.defaultdict(list)
+            if self.gate_exprs is not None:
+                for pid, (_, sig) in enumerate(self.owners):
+                    p = self.raw[pid]
+                    if sig is not None and p.isascii() and not _anchored(p):
+                        groups[tuple(self.gate_exprs[pid])].append(pid)
+            c = self._cluster = {pid: tuple(m) for m in groups.values() if len(m) > 1 for pid in m}
+        return c
+
+    def _cluster_db(self, members: tuple[int, ...]):
+        """One database of a cluster's patterns (as _single compiles each), or None if it does not compile."""
+        dbs = self.__dict__.setdefault("_cluster_dbs", {})
+        if members in dbs:
+            return dbs[members]
+        hs = self._hs
+        flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+        exprs = [trim_tail(self.raw[pid]) for pid in members]
+
+        def build():
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=exprs, ids=list(members), elements=len(exprs), flags=[flags] * len(exprs))
+            return db
+
+        try:
+            db = cache.cached_hyperscan("cluster", [str(flags).encode()] + [e + b"\0%d" % pid for e, pid in zip(exprs, members)], build)
+        except hs.error:
+            db = None
+        dbs[members] = db
+        return db
 
     def _hit_lines_together(self, pids: set[int], buf: bytes) -> list[tuple[int, int, int]]:
         """_hit_lines for several patterns in one scan of a big chunk, with the joint database of all

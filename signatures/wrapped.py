@@ -118,24 +118,58 @@ def candidate_pairs(buf: bytes, hot: list[tuple[int, int, int]]) -> list[tuple[i
     return out
 
 
-def hot_pairs(buf: bytes) -> list[tuple[int, bytes, bytes]]:
-    """(offset of line i, line i, line i+1) for the pairs of adjacent lines where either line holds an
-    error word, in order: the pairs candidate_pairs(buf, error_lines(buf)) gives, keyed by where the
-    first line starts instead of its index, so no line is counted (`buf.count(b"\n", 0, offset)` is
-    its index, for the few pairs that matter)."""
+def _hot_spans(buf: bytes) -> dict[int, tuple[int, int, int, int]]:
+    """offset of line i -> (start, end of line i, start, end of line i+1), for the pairs of adjacent
+    lines where either line holds an error word (unordered)."""
     size, last = len(buf), -1
+    rfind, find = buf.rfind, buf.find
     spans: dict[int, tuple[int, int, int, int]] = {}
     for le in _error_lines_scanner()(buf):
         if le <= last:
             continue
         last = le
-        ls = buf.rfind(b"\n", 0, le) + 1
-        if ls > 0 and (ps := buf.rfind(b"\n", 0, ls - 1) + 1) not in spans:
+        ls = rfind(b"\n", 0, le) + 1
+        if ls > 0 and (ps := rfind(b"\n", 0, ls - 1) + 1) not in spans:
             spans[ps] = (ps, ls - 1, ls, le)              # the line before and this one
         if le < size and ls not in spans:
-            ne = buf.find(b"\n", le + 1)
+            ne = find(b"\n", le + 1)
             spans[ls] = (ls, le, le + 1, size if ne < 0 else ne)      # this line and the next
+    return spans
+
+
+def hot_pairs(buf: bytes) -> list[tuple[int, bytes, bytes]]:
+    """(offset of line i, line i, line i+1) for the pairs of adjacent lines where either line holds an
+    error word, in order: the pairs candidate_pairs(buf, error_lines(buf)) gives, keyed by where the
+    first line starts instead of its index, so no line is counted (`buf.count(b"\n", 0, offset)` is
+    its index, for the few pairs that matter)."""
+    spans = _hot_spans(buf)
     return [(at, buf[a0:a1], buf[b0:b1]) for at, (a0, a1, b0, b1) in sorted(spans.items())]
+
+
+def joined_pairs(buf: bytes) -> tuple[list[int], list[bytes]]:
+    """(offsets, texts) of what the rescue scans: for each hot pair (hot_pairs, in order) whose first
+    line without its \r and trailing blanks is MIN_FIRST long and whose second_half is not empty,
+    the two lines joined without and with a space, each with the offset of the first line. One loop
+    over the spans, second_half inlined (the rescue joins ~30,000 pairs per 2,000 logs)."""
+    spans = _hot_spans(buf)
+    ats: list[int] = []
+    out: list[bytes] = []
+    for at in sorted(spans):
+        a0, a1, b0, b1 = spans[at]
+        a = buf[a0:a1].rstrip(b"\r").rstrip()
+        if len(a) < MIN_FIRST:
+            continue
+        line = buf[b0:b1].rstrip(b"\r")
+        if line.isascii():                  # second_half, inlined
+            end = _prefix_end(line)
+            b = (line[end:] if end > 0 else line).strip(_ASCII_SPACE)
+        else:
+            b = strip_prefix(line.decode("utf-8", "replace")).strip().encode()
+        if not b:
+            continue
+        ats += (at, at)
+        out += (a + b, a + b" " + b)
+    return ats, out
 
 
 # What str.strip() removes from ASCII text (str.isspace() holds for \x1c-\x1f, bytes.strip() skips them)

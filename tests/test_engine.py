@@ -226,6 +226,58 @@ def test_hot_pairs_are_the_candidate_pairs_by_offset():
         assert [(buf.count(b"\n", 0, at), a, b) for at, a, b in got] == want
 
 
+def test_joined_pairs_are_the_hot_pairs_joined():
+    """signatures.wrapped.joined_pairs (the rescue's one loop) gives what hot_pairs and second_half
+    gave the rescue: per pair kept, the two lines joined without and with a space, in order."""
+    from pathlib import Path
+
+    from signatures.normalise import normalise_chunk
+    from signatures.wrapped import MIN_FIRST, hot_pairs, joined_pairs, second_half
+
+    root = Path(__file__).resolve().parent.parent
+    logs = sorted((root / "corpus" / "logs").glob("*.log")) + sorted(
+        p for p in (root / "tests" / "fixtures" / "issues").glob("*.log") if not p.name.startswith(("g43-", "g44-")))
+    bufs = [normalise_chunk(p.read_bytes()) for p in logs]
+    bufs += [b"", b"error\n", b"x" * 30 + b" error\n[rank0]: s watchdog\r\n", b"a failed on this long line\n   \n",
+             b"an error on a line long enough\n\xc3\xa9 caf\xc3\xa9 \xff\n", b"\nerror\n\n"]
+    for buf in bufs:
+        want_at, want = [], []
+        for at, first, second in hot_pairs(buf):
+            a = first.rstrip(b"\r").rstrip()
+            b = second_half(second.rstrip(b"\r"))
+            if len(a) >= MIN_FIRST and b:
+                want_at += [at, at]
+                want += [a + b, a + b" " + b]
+        assert joined_pairs(buf) == (want_at, want)
+
+
+def test_cluster_scan_finds_each_patterns_lines():
+    """Matcher._hit_lines_each: the patterns of a cluster (same gate literals, e.g. the *.code.cuda
+    ones) located in one database give the lines each pattern's own database gives."""
+    from diagnose.engine import default_matcher
+
+    m = default_matcher()
+    clusters = set(m._clusters().values())
+    assert any(len(c) >= 9 for c in clusters)
+    lines = [b"RuntimeError: CUDA error: code 2", b"CUDA driver error 700 here", b"cuda failure #719",
+             b"CUDA runtime error in foo: 9", b"nothing", b"CUDA error: 710x", b"CUDA error 98 and CUDA error 209",
+             b"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus", b"NVRM: Xid (PCI:0000:01:00): 13, pid=1",
+             b"Expected object of device type cuda but got device type cpu",
+             b"Expected object of scalar type Float but got scalar type Half"]
+    bufs = [b"\n".join(lines) + b"\n", b"\n".join(reversed(lines)), b"\n".join(lines * 300) + b"\n"]
+    hits = 0
+    for c in clusters:
+        for buf in bufs:
+            pids = set(c)
+            want = sorted(t for pid in pids for t in [(ls, le, pid) for ls, le in m._hit_lines(pid, buf)])
+            assert sorted(m._hit_lines_each(pids, buf)) == want
+            hits += len(want)
+            part = set(sorted(c)[:2]) | {len(m.raw) - 1}
+            want = sorted(t for pid in part for t in [(ls, le, pid) for ls, le in m._hit_lines(pid, buf)])
+            assert sorted(m._hit_lines_each(part, buf)) == want
+    assert hits > 1000          # the 200-line cap of a pattern is met (300 copies of its line)
+
+
 def test_host_ram_exhausted_is_a_known_failure_but_no_gpu_family():
     """The taxonomy's oom is device memory: PyTorch's DefaultCPUAllocator (g41-037), numpy's
     _ArrayMemoryError, MKL's mkl_malloc end `unknown` with a signature (not-gpu.*) that says it is host
