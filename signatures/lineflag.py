@@ -178,47 +178,11 @@ def _gate_scanner():
     """bytes -> the end offsets of the lines holding a GATE word, in order, one per line: one hyperscan
     scan (as signatures/wrapped.py finds its error lines), re2 where hyperscan has no wheel."""
     global _scanner
-    if _scanner is not None:
-        return _scanner
-    try:
-        import hyperscan
-    except ImportError:
-        hyperscan = None
-    words = b"(?:" + b"|".join(_literal(w) for w in GATE) + b")"
-    if hyperscan is not None:
-        from signatures import cache
+    if _scanner is None:
+        from signatures.wrapped import line_scanner
 
-        # one expression that runs to the line's end: one callback a line however many words it holds
-        flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE
-        expr = words + rb"[^\n]*$"
-
-        def build():
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=[expr], ids=[0], elements=1, flags=[flags])
-            return db
-
-        db = cache.cached_hyperscan("lineflag-gate", [repr(flags).encode(), expr], build)
-
-        def scan(buf: bytes) -> list[int]:
-            ends: list[int] = []
-            db.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(to))
-            return ends
-    else:
-        import re2
-
-        rx = re2.compile(b"(?i)" + words)
-
-        def scan(buf: bytes) -> list[int]:
-            ends, pos = [], 0
-            while (m := rx.search(buf, pos)) is not None:
-                nl = buf.find(b"\n", m.end())
-                ends.append(len(buf) if nl < 0 else nl)
-                if nl < 0:
-                    break
-                pos = nl + 1
-            return ends
-    _scanner = scan
-    return scan
+        _scanner = line_scanner("lineflag-gate", b"(?:" + b"|".join(_literal(w) for w in GATE) + b")")
+    return _scanner
 
 
 _detector: Detector | None = None

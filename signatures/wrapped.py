@@ -32,18 +32,22 @@ def _error_lines_scanner():
     """bytes -> the end offsets (the newline, or the end of the data) of the lines holding an error
     word, in order, one per line."""
     global _scanner
-    if _scanner is not None:
-        return _scanner
+    if _scanner is None:
+        _scanner = line_scanner("wrapped-error-lines", b"(?:" + b"|".join(w.encode() for w in ERROR_WORDS) + b")")
+    return _scanner
+
+
+def line_scanner(name: str, words: bytes):
+    """bytes -> the end offsets of the lines holding a match of `words` (a caseless alternation), in
+    order, one per line: one hyperscan expression that runs to the line's end (one callback a line
+    however many words it holds; its database cached on disk as `name`), or re2 without hyperscan."""
     try:
         import hyperscan
     except ImportError:
         hyperscan = None
-    words = b"(?:" + b"|".join(w.encode() for w in ERROR_WORDS) + b")"
     if hyperscan is not None:
         from signatures import cache
 
-        # One expression that runs to the line's end: hyperscan reports an (id, end) once, so a line
-        # costs one callback however many error words it holds (not one per word).
         flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE
         expr = words + rb"[^\n]*$"
 
@@ -52,27 +56,26 @@ def _error_lines_scanner():
             db.compile(expressions=[expr], ids=[0], elements=1, flags=[flags])
             return db
 
-        db = cache.cached_hyperscan("wrapped-error-lines", [repr(flags).encode(), expr], build)
+        db = cache.cached_hyperscan(name, [repr(flags).encode(), expr], build)
 
         def scan(buf: bytes) -> list[int]:
             ends: list[int] = []
             db.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(to))
             return ends
-    else:
-        import re2
+        return scan
+    import re2
 
-        rx = re2.compile(b"(?i)" + words)
+    rx = re2.compile(b"(?i)" + words)
 
-        def scan(buf: bytes) -> list[int]:
-            ends, pos = [], 0
-            while (m := rx.search(buf, pos)) is not None:
-                nl = buf.find(b"\n", m.end())
-                ends.append(len(buf) if nl < 0 else nl)
-                if nl < 0:
-                    break
-                pos = nl + 1
-            return ends
-    _scanner = scan
+    def scan(buf: bytes) -> list[int]:
+        ends, pos = [], 0
+        while (m := rx.search(buf, pos)) is not None:
+            nl = buf.find(b"\n", m.end())
+            ends.append(len(buf) if nl < 0 else nl)
+            if nl < 0:
+                break
+            pos = nl + 1
+        return ends
     return scan
 
 
