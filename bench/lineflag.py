@@ -42,6 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.wordmodel import before_records   # id -> the fresh rounds' before-record row
+
 ROOT = Path(__file__).resolve().parent.parent
 ISSUES = ROOT / "tests" / "fixtures" / "issues"
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "realworld").exists()), ROOT.parent / "shared")
@@ -210,14 +212,6 @@ def held_out(logs, examples) -> dict[str, tuple[float, int, str]]:
         for d in held:
             out[d["id"]] = _score_log(det, d)
         print(f"  held out {g:6}: {len(held):4} logs, trained on {len(train)} lines", file=sys.stderr)
-    return out
-
-
-def before_records() -> dict[str, dict]:
-    out = {}
-    for path in ISSUES.glob("before-g*.tsv"):
-        with open(path, newline="") as f:
-            out.update({r["id"]: r for r in csv.DictReader(f, delimiter="\t")})
     return out
 
 
