@@ -170,6 +170,15 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
                                                       and line_level(text) is None))):
                 taken.add(n)
                 links.append(ChainLink(n, root.signature.family, f"evidence.{kind}", "symptom", text))
+        # a traceback that starts after the root is the framework re-raising it (or a launcher dying
+        # of it); when none of its own lines is in the chain (the paste cut it before its exception
+        # line), its header stands for it, so the reviewer sees that the stack below is the root's
+        heads = sorted(n for kind, n, _ in hints if kind == "traceback" and n > root.line and n not in taken)
+        for i, n in enumerate(heads):
+            end = heads[i + 1] if i + 1 < len(heads) else float("inf")
+            if not any(n < link.line < end for link in links):
+                taken.add(n)
+                links.append(ChainLink(n, root.signature.family, "evidence.traceback", "symptom", texts[n]))
         # what the failure left behind on a line a signature of the root's family also knows (a
         # finalizer's report of the dead context: "error in running finalizer: CuError(code=700)")
         left = {n for kind, n, _ in hints if kind == "consequence" and n > root.line}

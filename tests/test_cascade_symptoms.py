@@ -288,3 +288,17 @@ def test_raise_lines_headers_and_glued_repeats_are_not_symptoms():
     a = "/opt/conda/aten/src/ATen/native/cuda/Loss.cu:92: operator(): block: [0,0,0], thread: [{t},0,0] Assertion `input_val >= zero && input_val <= one` failed.\n"
     d = diagnose_text("Epoch 3: : 67190it [6:05:52,  3.06it/s, loss=2.15]" + a.format(t=32) + a.format(t=33))
     assert d.family == "device-assert" and not any(c.role == "symptom" for c in d.chain), d.chain
+
+
+def test_a_traceback_cut_after_the_root_is_the_roots_reraise():
+    """A traceback that starts after the root is the framework re-raising it: when the paste cut it
+    before its exception line, its header is the symptom; a traceback that ends in an exception line
+    of its own is represented by that line (no second link), and one before the root is not a symptom."""
+    root = "CUDA Error: an illegal memory access was encountered (CUDA Error: 700)\n"
+    cut = "Traceback (most recent call last):\n" '  File "serve.py", line 9, in <module>\n' "    run()\n"
+    d = diagnose_text(root + cut)
+    assert d.root.line == 1 and roles(d)[(2, "evidence.traceback")] == "symptom"
+    full = diagnose_text(root + cut + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert (2, "evidence.traceback") not in roles(full) and "symptom" in roles(full).values()
+    before = diagnose_text(cut + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert before.root.line == 4 and all(c.line != 1 for c in before.chain)
