@@ -173,12 +173,7 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
         # a traceback that starts after the root is the framework re-raising it (or a launcher dying
         # of it); when none of its own lines is in the chain (the paste cut it before its exception
         # line), its header stands for it, so the reviewer sees that the stack below is the root's
-        heads = sorted(n for kind, n, _ in hints if kind == "traceback" and n > root.line and n not in taken)
-        for i, n in enumerate(heads):
-            end = heads[i + 1] if i + 1 < len(heads) else float("inf")
-            if not any(n < link.line < end for link in links):
-                taken.add(n)
-                links.append(ChainLink(n, root.signature.family, "evidence.traceback", "symptom", texts[n]))
+        _reraised_tracebacks(root.line, root.signature.family, hints, links, taken)
         # what the failure left behind on a line a signature of the root's family also knows (a
         # finalizer's report of the dead context: "error in running finalizer: CuError(code=700)")
         left = {n for kind, n, _ in hints if kind == "consequence" and n > root.line}
@@ -266,11 +261,44 @@ def _unexplained_chain(root: Line, sid: str, hints) -> list[ChainLink]:
     count, a GPU reset; what the failure left behind: a shutdown, cancelled work)."""
     links = [ChainLink(root.line, "unknown", sid, "root", root.text)]
     taken = {root.line}
+    quoted = _message(root.text)
     for kind, n, text in hints:
         if n > root.line and n not in taken and (kind == "consequence" or terminator(text) is not None):
             taken.add(n)
             links.append(ChainLink(n, "unknown", f"evidence.{kind}", "symptom", text))
-    return links[:50]
+        elif (n > root.line and n not in taken and kind in ("exception", "error", "fatal", "level")
+              and len(quoted) >= SAME_REPORT_MIN and quoted in text):
+            # another layer reporting the root's own message ("ERROR engine.run_mp_engine: <it>")
+            taken.add(n)
+            links.append(ChainLink(n, "unknown", f"evidence.{kind}",
+                                   "detail" if _message(text) == quoted else "symptom", text))
+    _reraised_tracebacks(root.line, "unknown", hints, links, taken)
+    return links[:1] + sorted(links[1:], key=lambda link: link.line)[:49]
+
+
+def _message(text: str) -> str:
+    """A failure line's message without its logger prefix and its exception class (what another layer
+    quotes when it reports the same failure)."""
+    message = strip_prefix(text).strip()
+    colon = message.find(": ", 0, 200)
+    head = message[:colon]
+    if colon > 0 and not head[0].isdigit() and head.replace(".", "").replace("_", "").isalnum():
+        return message[colon + 2:]
+    return message
+
+
+def _reraised_tracebacks(root_line: int, family: str, hints, links: list, taken: set) -> None:
+    """A traceback that starts after the root is the framework re-raising it (or a launcher dying of
+    it); when none of its own lines is in the chain (the paste cut it before its exception line), its
+    header stands for it, so the reviewer sees that the stack below is the root's."""
+    # (a C++ backtrace, "Exception raised from f at file:N", is the root exception's own stack: not one)
+    texts = {n: text for kind, n, text in hints if kind == "traceback" and "Traceback" in text}
+    heads = sorted(n for n in texts if n > root_line and n not in taken)
+    for i, n in enumerate(heads):
+        end = heads[i + 1] if i + 1 < len(heads) else float("inf")
+        if not any(n < link.line < end for link in links):
+            taken.add(n)
+            links.append(ChainLink(n, family, "evidence.traceback", "symptom", texts[n]))
 
 
 def _frame_lines(hints) -> set[int]:

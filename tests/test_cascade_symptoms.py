@@ -302,3 +302,18 @@ def test_a_traceback_cut_after_the_root_is_the_roots_reraise():
     assert (2, "evidence.traceback") not in roles(full) and "symptom" in roles(full).values()
     before = diagnose_text(cut + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
     assert before.root.line == 4 and all(c.line != 1 for c in before.chain)
+
+
+def test_an_unexplained_roots_reraise_and_its_message_quoted_by_another_layer_are_in_its_chain():
+    """No signature explains the root (a guess from the wording): a traceback cut after it is still its
+    re-raise, and a later line quoting its whole message is another layer reporting it; a C++
+    backtrace header ("Exception raised from ...") is the root's own stack, not a second failure."""
+    d = diagnose_text("torch.AcceleratorError: CUDA error: the frobnicator declined the widget at this time\n"
+                      "app - ERROR - Error in input loop, stopping: CUDA error: the frobnicator declined the widget at this time\n"
+                      "Traceback (most recent call last):\n"
+                      '  File "serve.py", line 9, in <module>\n')
+    assert d.root.line == 1
+    assert roles(d)[(2, "evidence.error")] == "symptom" and roles(d)[(3, "evidence.traceback")] == "symptom"
+    own = diagnose_text("RuntimeError: the frobnicator declined the widget at this time, said the runtime\n"
+                        "Exception raised from frob at /src/frob.cpp:12 (most recent call first):\n")
+    assert own.root.line == 1 and all(c.line != 2 for c in own.chain)
