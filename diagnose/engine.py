@@ -315,6 +315,9 @@ def _passed_through(m: Match, frames: set[int]) -> bool:
     return m.signature.tier == "support" and _is_frame(m, frames)
 
 
+STICKY_NOTE = "not handled"
+
+
 def decide(scan: ScanResult, path: str) -> Diagnosis:
     d = Diagnosis(path=path, lines=scan.lines, bytes=scan.bytes, error=scan.error)
     # context evidence (the source line of a check) is never a failure, a rival or a chain line: it
@@ -326,7 +329,15 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     failures = [m for m in active if m.signature.role != "benign"]
     if benign:
         benign_lines, own_lines = _benign_lines(benign)
-        failures = [f for f in failures if not _excused(f.line, benign_lines, own_lines)]
+        # a sticky CUDA error (an illegal address, a device-side assert, a device fault) poisons the
+        # process's context: no handler in that process gets past it (an autotuner "ignoring this
+        # choice", a fallback path), so only a benign match on its own line excuses it
+        sticky = [f for f in failures if f.signature.family in POISONS_CONTEXT and f.signature.tier == "hard"
+                  and f.signature.role == "root" and f.line not in own_lines]
+        failures = [f for f in failures if not _excused(f.line, benign_lines, own_lines) or f in sticky]
+        if any(_excused(f.line, benign_lines) for f in sticky):
+            d.notes.append(f"{STICKY_NOTE}: the log says the failure was handled, but {sticky[0].signature.family} "
+                           "is a sticky CUDA error: every later call in that process fails with it")
 
     if not failures:
         return _warned(_no_signature(d, scan, matches, benign), scan, matches, context)

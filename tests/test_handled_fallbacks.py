@@ -79,3 +79,12 @@ def test_other_nccl_warnings_are_not_excused_by_the_fallback_signature():
     d = diagnose_text("host:1:1 [0] NCCL INFO NET/IB : No device found.\n"
                       "host:1:1 [0] NCCL WARN Call to ibv_create_qp failed\n")
     assert d.family == "collective-comm", (d.family, d.signature)
+
+
+def test_a_sticky_cuda_error_is_not_handled_by_an_autotuner_skipping_the_candidate():
+    """An illegal address (or a device-side assert) poisons the process's CUDA context: "Ignoring this
+    choice" cannot get past it, so the log is that failure, with a note saying why the excuse was not
+    taken; a resource error in the same place stays a handled candidate (above)."""
+    d = diagnose_text(CANDIDATE.replace("too many resources requested for launch", "misaligned address") + "step 100\n")
+    assert d.family == "illegal-memory-access" and d.root.line == 3
+    assert any(n.startswith("not handled") for n in d.notes)
