@@ -163,7 +163,7 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             near = (n > root.line or (explains_all and kind == "exception")
                     or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")
                         and not text.rstrip().endswith(":")))   # "... giving me the following error:" leads to the root
-            after = n > root.line and kind in ("consequence", "convention")
+            after = n > root.line and kind in ("consequence", "convention", "status")
             header = kind == "error" and text.rstrip().endswith(":")    # "Last error:" heads the next line
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
                                                       and n not in level_only and n not in raises and not header

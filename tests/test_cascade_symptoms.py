@@ -317,3 +317,15 @@ def test_an_unexplained_roots_reraise_and_its_message_quoted_by_another_layer_ar
     own = diagnose_text("RuntimeError: the frobnicator declined the widget at this time, said the runtime\n"
                         "Exception raised from frob at /src/frob.cpp:12 (most recent call first):\n")
     assert own.root.line == 1 and all(c.line != 2 for c in own.chain)
+
+
+def test_a_failed_call_after_the_root_is_a_symptom_at_any_log_level():
+    """TensorFlow logs its generated kernels' driver calls at W level: the module that could not load
+    (unsupported PTX: the kernel cannot run, so it counts at warning level) leaves an invalid handle for
+    the next call, which names its CUDA error code: that line is the root's consequence."""
+    d = diagnose_text("2025-02-01 13:44:34.523685: W tensorflow/compiler/mlir/tools/kernel_gen/tf_gpu_runtime_wrappers.cc:40] "
+                      "'cuModuleLoadData(&module, data)' failed with 'CUDA_ERROR_UNSUPPORTED_PTX_VERSION'\n"
+                      "2025-02-01 13:44:34.523741: W tensorflow/compiler/mlir/tools/kernel_gen/tf_gpu_runtime_wrappers.cc:40] "
+                      "'cuModuleGetFunction(&function, module, kernel_name)' failed with 'CUDA_ERROR_INVALID_HANDLE'\n")
+    assert d.family == "driver-mismatch" and d.root.line == 1
+    assert [c.role for c in d.chain if c.line == 2] == ["symptom"]
