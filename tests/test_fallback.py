@@ -1,6 +1,6 @@
 """The wording fallback: a low-confidence family for failures no signature explains."""
 from diagnose.clusters import cluster
-from diagnose.engine import confidence_of, decide
+from diagnose.engine import confidence_of, decide, diagnose_text
 from signatures.fallback import guess
 from signatures.loader import load_all
 from signatures.matcher import Matcher
@@ -181,3 +181,15 @@ def test_a_missing_python_package_ends_unknown():
            b"    import tensorboard\nModuleNotFoundError: No module named 'tensorboard'\n")
     d = decide(m.scan_bytes(log), "<t>")
     assert d.family == "unknown" and d.root.line == 6
+
+
+def test_a_self_checking_tests_verdict_on_its_values_guesses_numerical_mismatch():
+    """A test's own comparison, in words no signature has ("result mismatch ... expected 3.000000, got
+    2.500000", "verification failed: 12 mismatches"), is a numerical finding; a shape's expected/got in
+    integers is not (no float on either side)."""
+    for line in ("Error: result mismatch at index 12: expected 3.000000, got 2.500000",
+                 "ERROR: verification failed: 12 mismatches"):
+        d = diagnose_text("running kernel\n" + line + "\n")
+        assert d.family == "numerical-mismatch" and d.signature == "fallback.numerical-mismatch", (line, d.family)
+    d = diagnose_text("RuntimeError: expected 3, got 2 dimensions for the input tensor\n")
+    assert d.family != "numerical-mismatch"
