@@ -45,7 +45,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g45-004": "not read from root line 1: arch=sm_3 (a one-digit arch name)",
          "g45-007": "not read from root line 1: library=cuFFT (a library named in an XLA status message)",
          "g45-015": "not read from root line 7: requested/limit in hex (0x4000) with units after them",
-         "g45-024": "not read from root line 1: file_line=../src/kernel.h:5:8 (file:line:column)",
          "g45-040": "not read from root line 1: file_line=cuda_driver.h:operator()@93 (a function and @line)",
          "g45-048": "not read from root line 18: code=CUFFT_ALLOC_FAILED (a cuFFT status name)",
          # rounds g41-g42, as their before-records found them (scored at 33afc6b; not fixed here)
