@@ -28,9 +28,7 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g48-001": "not read from root line 1: requested=32.00MiB (XLA's allocator message, no space before the unit)",
          "g49-002": "not read from root line 1: file_line=THCGeneral.c line=70 (file and line as two words)",
          "g49-005": "not read from root line 1: file_line=cuda_driver.h:operator()@92 (a function and @line)",
-         "g49-008": "not read from root line 10: device=00000000:00:1E.0 (a PCI bus id as the device)",
          "g49-026": "not read from root line 3: file_line=/tmp/triton_k_90kFja, line 5 (a temp file: the tool does not report temp files)",
-         "g49-042": "not read from root line 3: limit=self.watchdog_timeout=300 (a source expression)",
          # rounds g46-g47, as their before-records found them (scored at 89bc0ac; not fixed here)
          "g46-002": "not read from root line 1: kernel=forward_face_index_map_1 (a kernel named in a launch-failure message)",
          "g46-028": "not read from root line 1: kernel=Softmax (an op name in a Check failed line)",
