@@ -71,6 +71,13 @@ def fill(templates, facts: dict, texts: dict | None = None) -> str:
     return re.sub(r"\{(\w+)\}", "?", templates[-1]) if templates else ""
 
 
+def _is_repr(text: str) -> bool:
+    """A local variable's value as pytest shows it under a frame (`name = <repr>`, `x = tensor([...])`)."""
+    head, eq, value = text.partition(" = ")
+    return (bool(eq) and head.strip().isidentifier()
+            and (value[:1] != "" and value[:1] in "<[({'\"" or value.startswith(("tensor(", "Array(", "array("))))
+
+
 def _rank(m: Match):
     # highest priority first; among equals the earliest line is the first in the causal chain
     return (-m.signature.priority, m.line)
@@ -347,6 +354,11 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
     support = [m for m in failures if m.signature.tier == "support"]
     if roots or wrappers:
         root = min(roots or wrappers, key=_rank)
+        if _is_repr(root.text):
+            # pytest's long traceback shows each frame's locals ("self = <[AcceleratorError('CUDA
+            # error: ...')] ...>"): a value that holds the exception, not its report; its `E   ` line is
+            reports = [m for m in roots or wrappers if m.signature.family == root.signature.family and not _is_repr(m.text)]
+            root = min(reports, key=_rank) if reports else root
     elif support:
         # the deepest frame of a traceback is its last: support evidence is read bottom-up
         root = max(support, key=lambda m: (m.line, m.signature.priority))

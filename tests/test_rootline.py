@@ -219,3 +219,14 @@ def test_a_signature_root_moves_its_line_but_keeps_its_family_and_signature():
     assert d.root.line == 2, d.root
     roles = {c.line: c.role for c in d.chain}
     assert roles[2] == "root" and roles[4] == "symptom"
+
+
+def test_a_pytest_locals_repr_holding_the_exception_is_not_its_report():
+    """pytest's long traceback shows each frame's locals: `self = <[AcceleratorError("CUDA error: misaligned
+    address ...")] ...>` holds the exception, and the `E   ` line below is its report: the root."""
+    from diagnose.engine import diagnose_text
+
+    d = diagnose_text('self = <[AcceleratorError("CUDA error: misaligned address\\nSearch for `cudaErrorMisalignedAddress\' in") raised in repr()] Tensor object at 0x7f>\n'
+                      "\n    def get_summarized_data(self):\n>       return torch.cat(\n"
+                      "E       torch.AcceleratorError: CUDA error: misaligned address\n")
+    assert d.family == "illegal-memory-access" and d.root.line == 5
