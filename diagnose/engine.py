@@ -705,6 +705,8 @@ def _counts(kind: str, text: str) -> bool:
     level = line_level(text)
     if kind == "lexicon":
         return level is None and not excused(text)
+    if kind == "level" and not strip_prefix(text).strip():
+        return False         # an E-level prefix with no message (absl put it on the next line): that line says what
     return level is None or (kind == "report" and level == "info")
 
 
