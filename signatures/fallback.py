@@ -46,8 +46,9 @@ class _Veto:
     not match `unless`: what its `(?P<what>...)` groups captured where any did, else the whole line."""
     when: tuple
     unless: object = None
+    own_package: bool = False   # `veto_own_package`: what names a package of the program's own frames is vetoed
 
-    def takes(self, text: str) -> bool:
+    def takes(self, text: str, own: frozenset = frozenset()) -> bool:
         subjects, hit = [], False
         for rx in self.when:
             m = rx.search(text)
@@ -58,7 +59,37 @@ class _Veto:
                     subjects.append(what)
         if not hit:
             return False
+        if self.own_package and own and any(_top_package(s) in own for s in subjects):
+            return True
         return self.unless is None or not any(self.unless.search(s) for s in subjects or [text])
+
+
+def _top_package(what: str) -> str:
+    """The top-level package a captured module names: 'proj' of 'proj.gpu_utils', of "x' from 'proj.models"."""
+    last = what.replace("'", " ").replace('"', " ").split()[-1] if what.strip() else what
+    return last.split(".")[0].lower()
+
+
+def own_packages(frames) -> frozenset:
+    """The directory and module names of the program's own traceback frames (`File "/home/u/proj/train.py"`:
+    home, u, proj, train), not of an installed package's or the interpreter's (site-packages, /usr/lib:
+    generic_facts.is_library) nor of a frozen or temporary module. str operations only: no regex on log text."""
+    from signatures.generic_facts import is_library
+
+    out = set()
+    for line in frames:
+        i = line.find('File "')
+        if i < 0:
+            continue
+        j = line.find('"', i + 6)
+        path = line[i + 6:j] if j > 0 else ""
+        if not path or path.startswith("<") or is_library(path):
+            continue
+        parts = [q for q in path.replace("\\", "/").split("/") if q and q not in (".", "..")]
+        if parts:
+            parts[-1] = parts[-1].rsplit(".", 1)[0]
+        out.update(q.lower() for q in parts if q.isidentifier())
+    return frozenset(out)
 
 
 _table: _Table | None = None
@@ -113,7 +144,7 @@ def _veto(re2, row: dict, data: dict) -> _Veto:
         if not names:
             raise ValueError(f"{TABLE}: family {row['name']!r}: veto_unless_table names no table with `names`")
         unless = _alternation(re2, names)
-    return _Veto(whens, unless)
+    return _Veto(whens, unless, bool(row.get("veto_own_package", False)))
 
 
 def _word_scanner(words: list[str]):
@@ -164,6 +195,7 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
     more specific ones come first)."""
     table = _load()
     gpu = table.context is None or any(table.context.search(t) for t in [*(t for t, _ in lines), *frames])
+    own = own_packages(frames)
     present: list[list[int] | None] = []     # per line: the word ids hyperscan saw, sorted (None: ask re2 of all)
     for text, _ in lines:
         if table.scan is not None and text.isascii():
@@ -192,7 +224,7 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
                 todo = [regexes[wid - start] for wid in hits[i:j]]
             hit = False
             veto = (table.vetoes or {}).get(name)
-            if veto and todo and veto.takes(text):
+            if veto and todo and veto.takes(text, own):
                 todo = []                             # e.g. a host allocator's failure is no GPU oom
             for wid, rx in todo:
                 m = rx.search(text)
@@ -230,7 +262,7 @@ def context_allows(family: str, lines: list[str], frames: list[str] = ()) -> boo
     veto (`veto_when` / `veto_unless`) may not be guessed from a root line (`lines[0]`) the veto takes."""
     table = _load()
     veto = (table.vetoes or {}).get(family)
-    if veto and lines and veto.takes(lines[0]):
+    if veto and lines and veto.takes(lines[0], own_packages(frames)):
         return False
     if table.context is None or not any(row[0] == family and row[4] for row in table.rows):
         return True

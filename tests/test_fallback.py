@@ -193,3 +193,25 @@ def test_a_self_checking_tests_verdict_on_its_values_guesses_numerical_mismatch(
         assert d.family == "numerical-mismatch" and d.signature == "fallback.numerical-mismatch", (line, d.family)
     d = diagnose_text("RuntimeError: expected 3, got 2 dimensions for the input tensor\n")
     assert d.family != "numerical-mismatch"
+
+
+def test_a_module_of_the_programs_own_is_no_missing_library():
+    """`veto_own_package`: what is missing is a package of the program's own frames (outside
+    site-packages): its tree is incomplete or run from the wrong directory, whatever GPU word its name
+    holds; an installed package's frame (site-packages) is no such evidence."""
+    from signatures.fallback import context_allows, own_packages
+
+    own = ['  File "/home/u/proj/train.py", line 3, in <module>', '    from proj.gpu_utils import x']
+    assert own_packages(own) == {"home", "u", "proj", "train"}
+    for line in ["ModuleNotFoundError: No module named 'proj.gpu_utils'",
+                 "ImportError: cannot import name 'fused' from 'proj.cuda_ops' (/home/u/proj/cuda_ops.py)"]:
+        g = guess([(line, 2.0)], own)
+        assert g is None or g.family != "missing-library", line
+        assert not context_allows("missing-library", [line], own), line
+        # without the program's frame the name alone decides, as before
+        assert context_allows("missing-library", [line]), line
+    lib = ['  File "/usr/lib/python3/site-packages/proj/__init__.py", line 3, in <module>']
+    assert own_packages(lib) == frozenset()
+    assert guess([("ModuleNotFoundError: No module named 'proj.gpu_utils'", 2.0)], lib).family == "missing-library"
+    # a GPU package missing outright stays missing-library beside the program's own frames
+    assert guess([("ModuleNotFoundError: No module named 'torch'", 2.0)], own).family == "missing-library"
