@@ -37,6 +37,16 @@ class _Table:
     context: object = None  # re2 regex: a GPU context word (the `needs_context` families require one)
     vetoes: dict = None     # family -> _Veto: a line it takes is no evidence for that family
     gpu_stack: object = None  # re2 regex: a name of the GPU/accelerator stack ([gpu_stack])
+    contexts: dict = None     # name -> re2 regex: the named [context] lists (`needs_context = "runtime"`)
+
+
+def _has_context(table: _Table, need, texts: list[str]) -> bool:
+    """Whether `texts` hold the context a row's `needs_context` asks: True: a GPU context word ([context]
+    words); a name: a word of that [context] list; False: none asked."""
+    if not need:
+        return True
+    rx = table.context if need is True else (table.contexts or {}).get(need)
+    return rx is None or any(rx.search(t) for t in texts)
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,10 @@ def _load() -> _Table:
             for w in row["words"]:
                 ids.append((len(words), re2.compile("(?i)" + w)))
                 words.append(w)
-            rows.append((row["name"], row["origin"], row["fix"], ids, bool(row.get("needs_context", False))))
+            need = row.get("needs_context", False)
+            if isinstance(need, str) and need not in data.get("context", {}):
+                raise ValueError(f"{TABLE}: family {row['name']!r}: needs_context names no [context] list {need!r}")
+            rows.append((row["name"], row["origin"], row["fix"], ids, need if isinstance(need, str) else bool(need)))
         scan, re2_only = _word_scanner(words)
         tiebreaks = []
         for tb in data.get("tiebreak", []):
@@ -123,7 +136,9 @@ def _load() -> _Table:
             tiebreaks.append((tb["prefer"], frozenset(tb["over"]), re2.compile("(?i)" + tb["when"])))
         context_words = data.get("context", {}).get("words", [])
         context = re2.compile("(?i)" + "|".join(f"(?:{w})" for w in context_words)) if context_words else None
-        _table = _Table(rows, words, scan, re2_only, tiebreaks, context, vetoes, gpu_stack)
+        # named context lists ([context] runtime = [...]): a row's `needs_context = "runtime"` asks one of them
+        contexts = {k: _alternation(re2, v) for k, v in data.get("context", {}).items() if k != "words" and v}
+        _table = _Table(rows, words, scan, re2_only, tiebreaks, context, vetoes, gpu_stack, contexts)
     return _table
 
 
@@ -194,7 +209,8 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
     family the first line (the root) scored on, then to the family listed first in the table (the
     more specific ones come first)."""
     table = _load()
-    gpu = table.context is None or any(table.context.search(t) for t in [*(t for t, _ in lines), *frames])
+    texts = [*(t for t, _ in lines), *frames]
+    known_context: dict = {}
     own = own_packages(frames)
     present: list[list[int] | None] = []     # per line: the word ids hyperscan saw, sorted (None: ask re2 of all)
     for text, _ in lines:
@@ -208,8 +224,11 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
     # every line's ids known (no line for re2 alone): a row none of whose words any line holds scores 0
     anywhere = None if any(hits is None for hits in present) else sorted(set().union(*present))
     for name, origin, fix, regexes, needs_context in table.rows:
-        if needs_context and not gpu:
-            continue
+        if needs_context:
+            if needs_context not in known_context:
+                known_context[needs_context] = _has_context(table, needs_context, texts)
+            if not known_context[needs_context]:
+                continue
         start = regexes[0][0] if regexes else 0       # a row's word ids are consecutive
         if anywhere is not None:
             i = bisect.bisect_left(anywhere, start)
@@ -264,6 +283,5 @@ def context_allows(family: str, lines: list[str], frames: list[str] = ()) -> boo
     veto = (table.vetoes or {}).get(family)
     if veto and lines and veto.takes(lines[0], own_packages(frames)):
         return False
-    if table.context is None or not any(row[0] == family and row[4] for row in table.rows):
-        return True
-    return any(table.context.search(t) for t in [*lines, *frames])
+    need = next((row[4] for row in table.rows if row[0] == family), False)
+    return _has_context(table, need, [*lines, *frames])

@@ -215,3 +215,18 @@ def test_a_module_of_the_programs_own_is_no_missing_library():
     assert guess([("ModuleNotFoundError: No module named 'proj.gpu_utils'", 2.0)], lib).family == "missing-library"
     # a GPU package missing outright stays missing-library beside the program's own frames
     assert guess([("ModuleNotFoundError: No module named 'torch'", 2.0)], own).family == "missing-library"
+
+
+def test_launch_and_memory_access_words_need_a_gpu_runtime_beside_them():
+    """`needs_context = "runtime"`: launch-config and illegal-memory-access are a GPU runtime's events;
+    a framework's name nearby (a torch frame, 'tensor') is not enough, a runtime's (CUDA, a kernel) is."""
+    from signatures.fallback import context_allows
+
+    torch_frame = '  File "/x/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl'
+    for family, line in [("launch-config", "ValueError: grid size must divide the tensor's length"),
+                         ("illegal-memory-access", "ValueError: invalid address 'http//x' for the tensor store")]:
+        g = guess([(line, 2.0)], [torch_frame])
+        assert g is None or g.family != family, line
+        assert not context_allows(family, [line], [torch_frame]), line
+        assert context_allows(family, [line + " (CUDA kernel)"], [torch_frame]), line
+    assert guess([("RuntimeError: CUDA error: misaligned address", 2.0)]).family == "illegal-memory-access"
