@@ -230,3 +230,14 @@ def test_launch_and_memory_access_words_need_a_gpu_runtime_beside_them():
         assert not context_allows(family, [line], [torch_frame]), line
         assert context_allows(family, [line + " (CUDA kernel)"], [torch_frame]), line
     assert guess([("RuntimeError: CUDA error: misaligned address", 2.0)]).family == "illegal-memory-access"
+
+
+def test_a_host_assertion_in_a_cu_file_is_no_device_assert():
+    # glibc's assert format in host code of a .cu file names no block/thread: no device code's mark
+    from signatures.fallback import context_allows
+
+    host = "train_gpt2fp32cu: train_gpt2_fp32.cu:1815: void tokenizer_init(Tokenizer*, const char*): Assertion `header[1] == 1' failed."
+    assert not context_allows("device-assert", [host])
+    dev = "unknown:0: unknown: block: [0,0,0], thread: [213,0,0] Assertion `index out of bounds: 0 <= tmp4 < 32000` failed."
+    assert context_allows("device-assert", [dev])
+    assert guess([(dev, 2.0)]).family == "device-assert"
