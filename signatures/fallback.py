@@ -201,6 +201,24 @@ def _word_scanner(words: list[str]):
     return scan, frozenset(bad)
 
 
+def advice_root(line: str) -> bool:
+    """Whether `line` is raised as performance advice or a deprecation ([advice] raised_as: a warning
+    class made an error): such a root predicts no family, and no guess is made from it."""
+    import tomllib
+
+    global _advice
+    if _advice is None:
+        _advice = tuple(tomllib.loads(TABLE.read_text(encoding="utf-8")).get("advice", {}).get("raised_as", ()))
+    for token in line.split()[:4]:
+        core = token.rstrip(":,;'\")").rsplit(".", 1)[-1]
+        if core.endswith(_advice) and core.isalnum():
+            return True
+    return False
+
+
+_advice: tuple | None = None
+
+
 def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | None:
     """The family whose words weigh most in `lines` ((text, weight) pairs); None when no word hits.
 
@@ -209,6 +227,8 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
     family the first line (the root) scored on, then to the family listed first in the table (the
     more specific ones come first)."""
     table = _load()
+    if lines and advice_root(lines[0][0]):
+        return None
     texts = [*(t for t, _ in lines), *frames]
     known_context: dict = {}
     own = own_packages(frames)

@@ -241,3 +241,16 @@ def test_a_host_assertion_in_a_cu_file_is_no_device_assert():
     dev = "unknown:0: unknown: block: [0,0,0], thread: [213,0,0] Assertion `index out of bounds: 0 <= tmp4 < 32000` failed."
     assert context_allows("device-assert", [dev])
     assert guess([(dev, 2.0)]).family == "device-assert"
+
+
+def test_a_root_raised_as_advice_gets_no_guess():
+    """[advice]: performance advice or a deprecation made an error predicts no family (g31-028)."""
+    import tomllib
+
+    from signatures.fallback import TABLE, advice_root
+
+    data = tomllib.loads(TABLE.read_text(encoding="utf-8"))["advice"]
+    for line in data["match"]:
+        assert advice_root(line) and guess([(line, 2.0)]) is None, line
+    for line in data["no_match"]:
+        assert not advice_root(line), line
