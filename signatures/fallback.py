@@ -37,6 +37,16 @@ class _Table:
     context: object = None  # re2 regex: a GPU context word (the `needs_context` families require one)
     vetoes: dict = None     # family -> _Veto: a line it takes is no evidence for that family
     gpu_stack: object = None  # re2 regex: a name of the GPU/accelerator stack ([gpu_stack])
+    contexts: dict = None     # name -> re2 regex: the named [context] lists (`needs_context = "runtime"`)
+
+
+def _has_context(table: _Table, need, texts: list[str]) -> bool:
+    """Whether `texts` hold the context a row's `needs_context` asks: True: a GPU context word ([context]
+    words); a name: a word of that [context] list; False: none asked."""
+    if not need:
+        return True
+    rx = table.context if need is True else (table.contexts or {}).get(need)
+    return rx is None or any(rx.search(t) for t in texts)
 
 
 @dataclass(frozen=True)
@@ -46,8 +56,9 @@ class _Veto:
     not match `unless`: what its `(?P<what>...)` groups captured where any did, else the whole line."""
     when: tuple
     unless: object = None
+    own_package: bool = False   # `veto_own_package`: what names a package of the program's own frames is vetoed
 
-    def takes(self, text: str) -> bool:
+    def takes(self, text: str, own: frozenset = frozenset()) -> bool:
         subjects, hit = [], False
         for rx in self.when:
             m = rx.search(text)
@@ -58,7 +69,37 @@ class _Veto:
                     subjects.append(what)
         if not hit:
             return False
+        if self.own_package and own and any(_top_package(s) in own for s in subjects):
+            return True
         return self.unless is None or not any(self.unless.search(s) for s in subjects or [text])
+
+
+def _top_package(what: str) -> str:
+    """The top-level package a captured module names: 'proj' of 'proj.gpu_utils', of "x' from 'proj.models"."""
+    last = what.replace("'", " ").replace('"', " ").split()[-1] if what.strip() else what
+    return last.split(".")[0].lower()
+
+
+def own_packages(frames) -> frozenset:
+    """The directory and module names of the program's own traceback frames (`File "/home/u/proj/train.py"`:
+    home, u, proj, train), not of an installed package's or the interpreter's (site-packages, /usr/lib:
+    generic_facts.is_library) nor of a frozen or temporary module. str operations only: no regex on log text."""
+    from signatures.generic_facts import is_library
+
+    out = set()
+    for line in frames:
+        i = line.find('File "')
+        if i < 0:
+            continue
+        j = line.find('"', i + 6)
+        path = line[i + 6:j] if j > 0 else ""
+        if not path or path.startswith("<") or is_library(path):
+            continue
+        parts = [q for q in path.replace("\\", "/").split("/") if q and q not in (".", "..")]
+        if parts:
+            parts[-1] = parts[-1].rsplit(".", 1)[0]
+        out.update(q.lower() for q in parts if q.isidentifier())
+    return frozenset(out)
 
 
 _table: _Table | None = None
@@ -82,7 +123,10 @@ def _load() -> _Table:
             for w in row["words"]:
                 ids.append((len(words), re2.compile("(?i)" + w)))
                 words.append(w)
-            rows.append((row["name"], row["origin"], row["fix"], ids, bool(row.get("needs_context", False))))
+            need = row.get("needs_context", False)
+            if isinstance(need, str) and need not in data.get("context", {}):
+                raise ValueError(f"{TABLE}: family {row['name']!r}: needs_context names no [context] list {need!r}")
+            rows.append((row["name"], row["origin"], row["fix"], ids, need if isinstance(need, str) else bool(need)))
         scan, re2_only = _word_scanner(words)
         tiebreaks = []
         for tb in data.get("tiebreak", []):
@@ -92,7 +136,9 @@ def _load() -> _Table:
             tiebreaks.append((tb["prefer"], frozenset(tb["over"]), re2.compile("(?i)" + tb["when"])))
         context_words = data.get("context", {}).get("words", [])
         context = re2.compile("(?i)" + "|".join(f"(?:{w})" for w in context_words)) if context_words else None
-        _table = _Table(rows, words, scan, re2_only, tiebreaks, context, vetoes, gpu_stack)
+        # named context lists ([context] runtime = [...]): a row's `needs_context = "runtime"` asks one of them
+        contexts = {k: _alternation(re2, v) for k, v in data.get("context", {}).items() if k != "words" and v}
+        _table = _Table(rows, words, scan, re2_only, tiebreaks, context, vetoes, gpu_stack, contexts)
     return _table
 
 
@@ -113,7 +159,7 @@ def _veto(re2, row: dict, data: dict) -> _Veto:
         if not names:
             raise ValueError(f"{TABLE}: family {row['name']!r}: veto_unless_table names no table with `names`")
         unless = _alternation(re2, names)
-    return _Veto(whens, unless)
+    return _Veto(whens, unless, bool(row.get("veto_own_package", False)))
 
 
 def _word_scanner(words: list[str]):
@@ -155,6 +201,24 @@ def _word_scanner(words: list[str]):
     return scan, frozenset(bad)
 
 
+def advice_root(line: str) -> bool:
+    """Whether `line` is raised as performance advice or a deprecation ([advice] raised_as: a warning
+    class made an error): such a root predicts no family, and no guess is made from it."""
+    import tomllib
+
+    global _advice
+    if _advice is None:
+        _advice = tuple(tomllib.loads(TABLE.read_text(encoding="utf-8")).get("advice", {}).get("raised_as", ()))
+    for token in line.split()[:4]:
+        core = token.rstrip(":,;'\")").rsplit(".", 1)[-1]
+        if core.endswith(_advice) and core.isalnum():
+            return True
+    return False
+
+
+_advice: tuple | None = None
+
+
 def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | None:
     """The family whose words weigh most in `lines` ((text, weight) pairs); None when no word hits.
 
@@ -163,7 +227,11 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
     family the first line (the root) scored on, then to the family listed first in the table (the
     more specific ones come first)."""
     table = _load()
-    gpu = table.context is None or any(table.context.search(t) for t in [*(t for t, _ in lines), *frames])
+    if lines and advice_root(lines[0][0]):
+        return None
+    texts = [*(t for t, _ in lines), *frames]
+    known_context: dict = {}
+    own = own_packages(frames)
     present: list[list[int] | None] = []     # per line: the word ids hyperscan saw, sorted (None: ask re2 of all)
     for text, _ in lines:
         if table.scan is not None and text.isascii():
@@ -176,8 +244,11 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
     # every line's ids known (no line for re2 alone): a row none of whose words any line holds scores 0
     anywhere = None if any(hits is None for hits in present) else sorted(set().union(*present))
     for name, origin, fix, regexes, needs_context in table.rows:
-        if needs_context and not gpu:
-            continue
+        if needs_context:
+            if needs_context not in known_context:
+                known_context[needs_context] = _has_context(table, needs_context, texts)
+            if not known_context[needs_context]:
+                continue
         start = regexes[0][0] if regexes else 0       # a row's word ids are consecutive
         if anywhere is not None:
             i = bisect.bisect_left(anywhere, start)
@@ -192,7 +263,7 @@ def guess(lines: list[tuple[str, float]], frames: list[str] = ()) -> Guess | Non
                 todo = [regexes[wid - start] for wid in hits[i:j]]
             hit = False
             veto = (table.vetoes or {}).get(name)
-            if veto and todo and veto.takes(text):
+            if veto and todo and veto.takes(text, own):
                 todo = []                             # e.g. a host allocator's failure is no GPU oom
             for wid, rx in todo:
                 m = rx.search(text)
@@ -230,8 +301,7 @@ def context_allows(family: str, lines: list[str], frames: list[str] = ()) -> boo
     veto (`veto_when` / `veto_unless`) may not be guessed from a root line (`lines[0]`) the veto takes."""
     table = _load()
     veto = (table.vetoes or {}).get(family)
-    if veto and lines and veto.takes(lines[0]):
+    if veto and lines and veto.takes(lines[0], own_packages(frames)):
         return False
-    if table.context is None or not any(row[0] == family and row[4] for row in table.rows):
-        return True
-    return any(table.context.search(t) for t in [*lines, *frames])
+    need = next((row[4] for row in table.rows if row[0] == family), False)
+    return _has_context(table, need, [*lines, *frames])

@@ -223,15 +223,16 @@ def _warning_only(line: str) -> bool:
 def decide(model: Model | None, lines: list[str], frames: list[str] = ()) -> Guess | None:
     """The model's family for these error lines (root first; READ of them are read), or None: no model;
     a root that is a traceback header, an ordinary program error (ORDINARY) or a warning diagnostic
-    with no error word (_warning_only); no known word; a guess of
+    with no error word (_warning_only) or a warning class of advice made an error
+    (fallback.advice_root: NumbaPerformanceWarning, FutureWarning); no known word; a guess of
     `none`/`unknown` (the wording looks like no family it knows); a posterior under MIN_POSTERIOR; a
     root holding a counterexample of the family's signatures; or a family the word table marks
     `needs_context` with no GPU context word in the lines or the traceback's `frames` (a shape error
     in plain numpy is no kernel failure)."""
-    from signatures.fallback import context_allows
+    from signatures.fallback import advice_root, context_allows
 
     if (model is None or not lines or TRACEBACK_HEADER in lines[0] or _raised_as(lines[0]) in ORDINARY
-            or _warning_only(lines[0])):
+            or _warning_only(lines[0]) or advice_root(lines[0])):
         return None
     g = model.guess(lines[:READ])
     if g is None or g.family in ABSTAIN or g.posterior < MIN_POSTERIOR or model.near_miss(g.family, lines[0]):

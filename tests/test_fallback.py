@@ -193,3 +193,64 @@ def test_a_self_checking_tests_verdict_on_its_values_guesses_numerical_mismatch(
         assert d.family == "numerical-mismatch" and d.signature == "fallback.numerical-mismatch", (line, d.family)
     d = diagnose_text("RuntimeError: expected 3, got 2 dimensions for the input tensor\n")
     assert d.family != "numerical-mismatch"
+
+
+def test_a_module_of_the_programs_own_is_no_missing_library():
+    """`veto_own_package`: what is missing is a package of the program's own frames (outside
+    site-packages): its tree is incomplete or run from the wrong directory, whatever GPU word its name
+    holds; an installed package's frame (site-packages) is no such evidence."""
+    from signatures.fallback import context_allows, own_packages
+
+    own = ['  File "/home/u/proj/train.py", line 3, in <module>', '    from proj.gpu_utils import x']
+    assert own_packages(own) == {"home", "u", "proj", "train"}
+    for line in ["ModuleNotFoundError: No module named 'proj.gpu_utils'",
+                 "ImportError: cannot import name 'fused' from 'proj.cuda_ops' (/home/u/proj/cuda_ops.py)"]:
+        g = guess([(line, 2.0)], own)
+        assert g is None or g.family != "missing-library", line
+        assert not context_allows("missing-library", [line], own), line
+        # without the program's frame the name alone decides, as before
+        assert context_allows("missing-library", [line]), line
+    lib = ['  File "/usr/lib/python3/site-packages/proj/__init__.py", line 3, in <module>']
+    assert own_packages(lib) == frozenset()
+    assert guess([("ModuleNotFoundError: No module named 'proj.gpu_utils'", 2.0)], lib).family == "missing-library"
+    # a GPU package missing outright stays missing-library beside the program's own frames
+    assert guess([("ModuleNotFoundError: No module named 'torch'", 2.0)], own).family == "missing-library"
+
+
+def test_launch_and_memory_access_words_need_a_gpu_runtime_beside_them():
+    """`needs_context = "runtime"`: launch-config and illegal-memory-access are a GPU runtime's events;
+    a framework's name nearby (a torch frame, 'tensor') is not enough, a runtime's (CUDA, a kernel) is."""
+    from signatures.fallback import context_allows
+
+    torch_frame = '  File "/x/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl'
+    for family, line in [("launch-config", "ValueError: grid size must divide the tensor's length"),
+                         ("illegal-memory-access", "ValueError: invalid address 'http//x' for the tensor store")]:
+        g = guess([(line, 2.0)], [torch_frame])
+        assert g is None or g.family != family, line
+        assert not context_allows(family, [line], [torch_frame]), line
+        assert context_allows(family, [line + " (CUDA kernel)"], [torch_frame]), line
+    assert guess([("RuntimeError: CUDA error: misaligned address", 2.0)]).family == "illegal-memory-access"
+
+
+def test_a_host_assertion_in_a_cu_file_is_no_device_assert():
+    # glibc's assert format in host code of a .cu file names no block/thread: no device code's mark
+    from signatures.fallback import context_allows
+
+    host = "train_gpt2fp32cu: train_gpt2_fp32.cu:1815: void tokenizer_init(Tokenizer*, const char*): Assertion `header[1] == 1' failed."
+    assert not context_allows("device-assert", [host])
+    dev = "unknown:0: unknown: block: [0,0,0], thread: [213,0,0] Assertion `index out of bounds: 0 <= tmp4 < 32000` failed."
+    assert context_allows("device-assert", [dev])
+    assert guess([(dev, 2.0)]).family == "device-assert"
+
+
+def test_a_root_raised_as_advice_gets_no_guess():
+    """[advice]: performance advice or a deprecation made an error predicts no family (g31-028)."""
+    import tomllib
+
+    from signatures.fallback import TABLE, advice_root
+
+    data = tomllib.loads(TABLE.read_text(encoding="utf-8"))["advice"]
+    for line in data["match"]:
+        assert advice_root(line) and guess([(line, 2.0)]) is None, line
+    for line in data["no_match"]:
+        assert not advice_root(line), line
