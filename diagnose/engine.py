@@ -440,10 +440,14 @@ def _unframed(root: Match, scan: ScanResult, path: str) -> Diagnosis | None:
 def _frame_exception(root: Match, hints, frames: set[int]):
     """(line, text, id) of the exception that ends the traceback of a deciding frame, or None. A
     traceback frame (support evidence) decides the family but is where the failure passed; the
-    exception line below it, when the log kept one, is the failure itself."""
-    if root.signature.tier == "support" and _passed_through(root, frames):
+    exception line below it, when the log kept one, is the failure itself; so is a wrapper signature
+    that names a frame (a compiler's lowering module the traceback passed through)."""
+    if (root.signature.tier == "support" or root.signature.role == "wrapper") and _is_frame(root, frames):
         for kind, n, text in hints:
-            if kind == "exception" and root.line < n <= root.line + FRAME_TO_EXCEPTION:
+            # (TVM's FFI errors open with "ValueError: Traceback (most recent call last):", a header
+            # of the C++ stack below, not the message)
+            if (kind == "exception" and root.line < n <= root.line + FRAME_TO_EXCEPTION
+                    and "(most recent call last)" not in text):
                 return n, text, "evidence.exception"
     return None
 

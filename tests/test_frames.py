@@ -38,3 +38,15 @@ def test_a_frame_never_outranks_a_named_failure_and_stays_out_of_the_chain():
 def test_frames_of_harmless_functions_are_not_evidence():
     d = diagnose_text('  File "/x/torch/distributed/distributed_c10d.py", line 1210, in get_rank\nstep 10 done\n')
     assert "frame" not in (d.signature or "")
+
+
+def test_a_wrapper_on_a_frame_line_moves_the_root_to_the_exception_ending_its_traceback():
+    """A wrapper signature that names a compiler's lowering frame (Pallas' triton/lowering.py) says where
+    the failure passed; the exception below it is the failure (the root line), unless that exception's
+    text is only the header of a C++ stack (TVM's "ValueError: Traceback (most recent call last):")."""
+    from diagnose.engine import diagnose_text
+
+    frame = '  File "/site-packages/jax/_src/pallas/triton/lowering.py", line 336, in lower_jaxpr_to_triton_ir\n'
+    d = diagnose_text(frame + "    raise TritonLoweringException(\n"
+                      "jax._src.pallas.triton.lowering.TritonLoweringException: Exception while lowering eqn:\n")
+    assert d.family == "compile-error" and d.root.line == 3
