@@ -170,7 +170,7 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
             near = (n > root.line or (explains_all and kind == "exception")
                     or (root.line - SUMMARY_REACH <= n < root.line and kind in ("level", "error", "fatal")
                         and not text.rstrip().endswith(":")))   # "... giving me the following error:" leads to the root
-            after = n > root.line and kind in ("consequence", "convention", "status")
+            after = n > root.line and (kind in ("consequence", "convention", "status") or terminator(text) is not None)
             header = kind == "error" and text.rstrip().endswith(":")    # "Last error:" heads the next line
             if (near and n not in taken and (after or (kind in FAILURE_HINTS and kind not in ("frame", "traceback", "lexicon", "convention")
                                                       and n not in level_only and n not in raises and not header
@@ -748,6 +748,20 @@ def _first_of_rows(same) -> bool:
     return same[0][0] == "lexicon" and _row_head(same[0][2]) == _row_head(same[-1][2])
 
 
+def _stack_body(hint, same) -> bool:
+    """Is this level line, once its logger prefix is off, part of a traceback's stack (its header, a
+    frame, or the indented source line right under a frame)?"""
+    body = strip_prefix(hint[2]).strip()
+    if body.startswith(('File "', "Traceback (most recent call last)")):
+        return True
+    above = next((h for h in same if h[1] == hint[1] - 1), None)
+    if above is None or not strip_prefix(above[2]).lstrip().startswith('File "'):
+        return False
+    head = body.split(":", 1)[0].split("(", 1)[0].strip()      # under a frame: its source line, unless
+    return not (head.replace(".", "").replace("_", "").isalnum()  # it is the exception ('TimeoutError(...)')
+                and head.endswith(("Error", "Exception", "Exit", "Interrupt", "Failure", "Fault")))
+
+
 def unexplained_root(hints):
     """(root hint, cause) of an unexplained failure: the last hint of the best kind (HINT_ORDER; the first
     where they are a checker's findings or rows of one form: _first_of_rows), or,
@@ -755,10 +769,22 @@ def unexplained_root(hints):
     facts and words are read instead; `cause` is None or (line, text, id)."""
     best = min(HINT_ORDER[h[0]] for h in hints)
     same = [h for h in hints if HINT_ORDER[h[0]] == best]
+    if same[0][0] == "level":
+        # a traceback logged line by line behind a logger prefix ('ERROR ... client.py:412]   File ...'):
+        # its header, frames and their source lines are level lines too, and a paste cut inside the stack
+        # would end on a source line; the message is the last level line that is none of them
+        said = [h for h in same if not _stack_body(h, same)]
+        same = said or same
     root = same[0] if _first_of_rows(same) else same[-1]
     cause = cause_before(root[1], root[2], hints)
     if cause:
         root = (root[0], cause[0], cause[1])
+    elif terminator(root[2]) is not None:
+        # a terminator (the shell's report of the signal, an abort) after a failure line of the same
+        # kind that is no cause-kind line ('libc++abi: terminating due to uncaught exception ...'): it
+        # says only that the process stopped, the failure line before it says why
+        said = [h for h in same if terminator(h[2]) is None and h[1] < root[1]]
+        root = said[-1] if said else root
     return root, cause
 
 
