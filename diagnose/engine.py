@@ -784,7 +784,8 @@ def unexplained_root(hints):
         # kind that is no cause-kind line ('libc++abi: terminating due to uncaught exception ...'): it
         # says only that the process stopped, the failure line before it says why
         said = [h for h in same if terminator(h[2]) is None and h[1] < root[1]]
-        root = said[-1] if said else root
+        # only terminators (make's 'Error 1' of each level, then 'Error 2'): the first is the innermost
+        root = said[-1] if said else same[0]
     return root, cause
 
 
