@@ -26,7 +26,6 @@ def _in_root_line(value: str, root_text: str) -> bool:
 KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this list's misses were added
          # rounds g52-g55 (scored at 2cabf52, 749cc92, 1dc4380, 1425247): a root line the tool places elsewhere, or a
          # message annotated as a code
-         "g52-011": "not read from root line 15: dtype=f32 (the family is missed: an info-level expected/actual pair)",
          "g52-014": "not read from root line 5: code=cudaMalloc failed: out of memory (a message, not a code)",
          "g52-042": "not read from root line 2: requested=12303495872 bytes (the tool's root is the hipErrorOutOfMemory line below it)",
          "g52-043": "not read from root line 2: arch=gfx900, code=INVALID_ARGUMENT (2) (the tool's root is the 'Code object build failed' line)",
