@@ -136,7 +136,15 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
         elif (root is not None and m.signature.family == root.signature.family
               and (m.signature.role not in ("symptom", "wrapper") or _is_frame(m, frames))
               and (m.line < root.line or m.signature is root.signature)):
-            role = "detail"          # another line of the root's own family adds detail (a frame: where it passed)
+            if m.line > root.line and not _is_frame(m, frames) and (
+                    _propagates(m.text, root.text)
+                    or (root.signature.family in POISONS_CONTEXT and m.line not in again
+                        and _same_template(m.text, root.text))):
+                # the failure handed on (another component aborting on it: TensorFlow's StartAbort), or
+                # another call failing on the context the root poisoned (the sanitizer's next API call)
+                role = "symptom"
+            else:
+                role = "detail"      # another line of the root's own family adds detail (a frame: where it passed)
         elif root is not None and m.signature.family == root.signature.family:
             role = "symptom"         # the same failure reported again by another layer, after the root
         elif root is not None and (m.line >= root.line or m.signature.role in ("symptom", "wrapper")):
@@ -208,6 +216,26 @@ def _chain(root: Match | None, matches: list[Match], hints=(), cause=None) -> li
 
 
 _DIGITS = str.maketrans("", "", "0123456789")
+
+
+# words of a line that hands a failure on (another component aborting, cancelling or re-raising on it)
+PROPAGATION_WORDS = ("startabort", "abort", "cancel", "recorded from", "propagat", "re-raise", "reraise",
+                     "shutting down", "terminat", "killing", "because of", "caused by", "due to previous")
+
+
+def _same_template(text: str, other: str) -> bool:
+    """Two reports of one form that name different things (the sanitizer's 'Program hit
+    cudaErrorIllegalAddress ... on CUDA API call to cudaDeviceSynchronize.' and '... to cudaGetLastError.'):
+    the same first 30 characters and more, the rest different."""
+    a, b = strip_prefix(text).strip(), strip_prefix(other).strip()
+    n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return n >= 30 and a != b
+
+
+def _propagates(text: str, root_text: str) -> bool:
+    """Does this later line of the root's own wording hand the failure on (words the root's line lacks)?"""
+    low, root_low = text.lower(), root_text.lower()
+    return any(w in low and w not in root_low for w in PROPAGATION_WORDS)
 
 
 def _same_report(text: str, other: str) -> bool:
