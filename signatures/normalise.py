@@ -63,6 +63,10 @@ _LEVEL = re2.compile(_level(named=True))
 # the line was quoted from a log that had logged it below error level
 _QUOTED_LEVEL = re2.compile(rb"^[\s`>*#\"']{1,6}(WARNING|WARN|Warning|INFO|DEBUG)\b")
 _WARNING_TEXT = re2.compile(rb"\b\w*Warning: |\bwarnings\.warn\(")
+# a structured logger's level field below error: logfmt/slog/logrus `level=info`, `level=WARN`, JSON
+# `"level":"info"`, logrus' text `INFO[0000]` / `WARN[0000]` (Go services: Ollama, Docker, Kubernetes
+# device plugins, DCGM): the line was logged below error level whatever words its message holds
+_STRUCTURED_LEVEL = re2.compile(rb'(?i)(?:^|\s)level="?(info|debug|trace|warn|warning|notice)"?\s+\w+=|"level"\s*:\s*"(info|debug|trace|warn|warning)"|^\s*(INFO|WARN|DEBU)\[\d+\]')
 # Without captures re2 answers from its DFA (captures cost 5-10x): one anchored match says whether a
 # line has a level tag and where the tag ends; the bytes before that end say which tag it was.
 _LEVEL_SPAN = re2.compile(_level(named=False))
@@ -110,6 +114,10 @@ def line_level(line: str) -> str | None:
         return "info" if _tag(raw[:end]) in (b"I", b"INFO", b"DEBUG") else "warning"
     if _warning_end(raw) >= 0:
         return "warning"
+    m = _STRUCTURED_LEVEL.search(raw)
+    if m:
+        word = (m[1] or m[2] or m[3]).lower()
+        return "info" if word in (b"info", b"debug", b"trace", b"debu", b"notice") else "warning"
     end = _quoted_end(raw)
     if end >= 0:
         return "info" if raw[:end].endswith((b"INFO", b"DEBUG")) else "warning"
