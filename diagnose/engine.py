@@ -346,8 +346,9 @@ def _is_frame(m: Match, frames: set[int]) -> bool:
 
 
 def _passed_through(m: Match, frames: set[int]) -> bool:
-    """Support evidence on a traceback frame line (Python's, rich's box, IPython's form)."""
-    return m.signature.tier == "support" and _is_frame(m, frames)
+    """Support evidence on a traceback frame line (Python's, rich's box, IPython's form), or on the
+    source line a frame prints under it (the call an assertion framework was entered from)."""
+    return m.signature.tier == "support" and (_is_frame(m, frames) or m.line - 1 in frames)
 
 
 STICKY_NOTE = "not handled"
