@@ -38,7 +38,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g55-034": "not read from root line 8: code=CUDA: unspecified launch failure (a message, not a code)",
          "g55-035": "not read from root line 2: kernel=Cast (an op named inside an Ascend aclnn call)",
          "g55-036": "not read from root line 1: dtype=tensor(double) (onnxruntime's type string; the line also names tensor(float))",
-         "g55-037": "not read from root line 1: library=C:\\WINDOWS\\system32\\nvcuda.dll (the line's second DLL; the first is read)",
          "g56-011": "not read from root line: kernel=cub::DeviceReduce::Sum (a library call TensorFlow names in its launch error)",
          "g56-014": "not read from root line: kernel=vectoradd_float (a HIP kernel named in the runtime's abort line)",
          "g56-016": "not read from root line: dtype=jax.numpy.uint64 (a test parameter's class in the test id)",
