@@ -20,7 +20,7 @@ from signatures.facts import render
 from signatures.matcher import ScanResult, default_matcher
 from signatures.model import Match
 from signatures.evidence import FAILURE_KINDS, excused, says_failure
-from signatures.taxonomy import EXPLAINS_ALL, POISONS_CONTEXT
+from signatures.taxonomy import EXPLAINS_ALL, NON_FAILURE, POISONS_CONTEXT
 from signatures.normalise import line_level, strip_prefix
 
 # A benign line ("... assuming every input is mutated") excuses failures logged just before it.
@@ -389,12 +389,21 @@ def decide(scan: ScanResult, path: str) -> Diagnosis:
             reports = [m for m in roots or wrappers if m.signature.family == root.signature.family and not _is_repr(m.text)]
             root = min(reports, key=_rank) if reports else root
     elif support:
+        # a failure that is no GPU failure (not-gpu.*: a network error, a taken port) is support evidence:
+        # beside a GPU failure of any role (a symptom's named message), it is another traceback of the log
+        named_gpu = [m for m in failures if m.signature.tier == "hard" and m.signature.family not in NON_FAILURE]
         # the deepest frame of a traceback is its last: support evidence is read bottom-up
         root = max(support, key=lambda m: (m.line, m.signature.priority))
-        # a named message of the same family (a symptom signature) says more than the bare code or frame
-        named = [m for m in failures if m.signature.tier == "hard" and m.signature.family == root.signature.family]
-        if named:
-            root = min(named, key=_rank)
+        if root.signature.family in NON_FAILURE:
+            if named_gpu:
+                root = min(named_gpu, key=_rank)      # as if the not-GPU failure were not there
+            else:                                     # a failure message, not a frame: its first report
+                root = min((m for m in support if m.signature.family in NON_FAILURE), key=lambda m: m.line)
+        else:
+            # a named message of the same family (a symptom signature) says more than the bare code or frame
+            named = [m for m in failures if m.signature.tier == "hard" and m.signature.family == root.signature.family]
+            if named:
+                root = min(named, key=_rank)
     else:
         root = min(failures, key=_rank)
     unframed = _unframed(root, scan, path)
