@@ -219,7 +219,7 @@ _DIGITS = str.maketrans("", "", "0123456789")
 
 
 # words of a line that hands a failure on (another component aborting, cancelling or re-raising on it)
-PROPAGATION_WORDS = ("startabort", "abort", "cancel", "recorded from", "propagat", "re-raise", "reraise",
+PROPAGATION_WORDS = ("abort", "cancel", "recorded from", "propagat", "re-raise", "reraise",
                      "shutting down", "terminat", "killing", "because of", "caused by", "due to previous")
 
 
@@ -786,14 +786,14 @@ def _first_of_rows(same) -> bool:
     return same[0][0] == "lexicon" and _row_head(same[0][2]) == _row_head(same[-1][2])
 
 
-def _stack_body(hint, same) -> bool:
+def _stack_body(hint, texts: dict[int, str]) -> bool:
     """Is this level line, once its logger prefix is off, part of a traceback's stack (its header, a
-    frame, or the indented source line right under a frame)?"""
+    frame, or the indented source line right under a frame)? `texts`: the level lines by number."""
     body = strip_prefix(hint[2]).strip()
     if body.startswith(('File "', "Traceback (most recent call last)")):
         return True
-    above = next((h for h in same if h[1] == hint[1] - 1), None)
-    if above is None or not strip_prefix(above[2]).lstrip().startswith('File "'):
+    above = texts.get(hint[1] - 1)
+    if above is None or not strip_prefix(above).lstrip().startswith('File "'):
         return False
     head = body.split(":", 1)[0].split("(", 1)[0].strip()      # under a frame: its source line, unless
     return not (head.replace(".", "").replace("_", "").isalnum()  # it is the exception ('TimeoutError(...)')
@@ -811,7 +811,8 @@ def unexplained_root(hints):
         # a traceback logged line by line behind a logger prefix ('ERROR ... client.py:412]   File ...'):
         # its header, frames and their source lines are level lines too, and a paste cut inside the stack
         # would end on a source line; the message is the last level line that is none of them
-        said = [h for h in same if not _stack_body(h, same)]
+        texts = {h[1]: h[2] for h in same}
+        said = [h for h in same if not _stack_body(h, texts)]
         same = said or same
     root = same[0] if _first_of_rows(same) else same[-1]
     cause = cause_before(root[1], root[2], hints)
