@@ -594,7 +594,11 @@ def _fallback_guess(d: Diagnosis, hints: list, root, frames: list[str] = ()) -> 
     from signatures.fallback import guess
 
     lines = guess_lines(root, hints)
-    g = guess([(t, 2.0 if k == 0 else 1.0) for k, t in enumerate(lines)], [strip_prefix(t) for t in frames[-40:]])
+    # the root line as logged, its logger's prefix kept, is context too: the source file a glog/absl
+    # prefix names ('F .../stream_executor/cuda/cuda_dnn.cc:1011] Invalid DNN data type: 7') says the
+    # GPU side raised it, though the message alone names no GPU word
+    context = [strip_prefix(t) for t in frames[-40:]] + [root[2]]
+    g = guess([(t, 2.0 if k == 0 else 1.0) for k, t in enumerate(lines)], context)
     if g is None:
         if root[0] not in MODEL_SKIPS:
             _model_guess(d, lines, [strip_prefix(t) for t in frames[-40:]])

@@ -48,7 +48,9 @@ EXPLAINS_ALL = ("hardware-fault",)
 # TensorRT call, a finalizer). After such a root, a later report of the root's own family by another
 # call is its symptom, not a detail of the root's message (engine._dead_context_call). Not
 # launch-config or oom: those errors are not sticky, a later call can succeed.
-POISONS_CONTEXT = ("illegal-memory-access", "device-assert", "hardware-fault")
+# A driver older than the runtime is sticky too: every later CUDA call returns the same error 35
+# (gunrock's cudaSetDevice, then cudaStreamCreate, g58-009).
+POISONS_CONTEXT = ("illegal-memory-access", "device-assert", "hardware-fault", "driver-mismatch")
 
 # Families a reviewer reads as "no answer": never carried by a signature, except `none` by a benign
 # one and `unknown` by a NOT_GPU_PREFIX one.
