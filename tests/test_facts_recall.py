@@ -35,7 +35,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g54-011": "not read from root line 1: kernel=RPA-bq_16-bkvp_16-p_64.4 (a Pallas kernel's name inside a Mosaic message)",
          "g54-040": "not read from root line 1: code=69, device=GPU-7540a9b3-... (Xid 69 is not in the Xid table: no signature reads the line)",
          "g55-034": "not read from root line 8: code=CUDA: unspecified launch failure (a message, not a code)",
-         "g55-035": "not read from root line 2: kernel=Cast (an op named inside an Ascend aclnn call)",
          "g55-036": "not read from root line 1: dtype=tensor(double) (onnxruntime's type string; the line also names tensor(float))",
          "g56-011": "not read from root line: kernel=cub::DeviceReduce::Sum (a library call TensorFlow names in its launch error)",
          "g56-016": "not read from root line: dtype=jax.numpy.uint64 (a test parameter's class in the test id)",
