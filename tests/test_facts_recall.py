@@ -48,7 +48,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g58-045": "not read from root line 7: rank=rank2 (a rank inside NCCL's 'rank2' wording; the tool reads rank 0 of the same line)",
          "g57-007": "not read from root line: file_line=proxy.cc:1567 (the tool's root is the DeepEP line below it)",
          "g57-010": "not read from root line: code=no kernel image is available for execution on the device (a message, not a code)",
-         "g57-016": "not read from root line: kernel=GatherND (an onnxruntime op name)",
          "g57-028": "not read from root line: kernel=ConvMlirIgemmBwdXdlops, file_line=generic_search.hpp:475 (the tool reads the line as MIOpen's handled search: none)",
          "g57-029": "not read from root line: kernel=constant_bf16 (a Habana TPC kernel named in its logger line)",
          "g57-040": "not read from root line: code=uncorrectable ECC error encountered (a message, not a code)",
@@ -60,7 +59,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          # rounds g46-g47, as their before-records found them (scored at 89bc0ac; not fixed here)
          "g46-002": "not read from root line 1: kernel=forward_face_index_map_1 (a kernel named in a launch-failure message)",
          "g47-001": "not read from root line 1: code=209 (a bare CUDA error number)",
-         "g47-002": "not read from root line 1: kernel=modulated_deformable_im2col_cuda (a function name in an error message)",
          "g47-012": "not read from root line 7: free=3.22/4.0 GiB, requested=3.6 GiB (vLLM v1's free-memory check wording)",
          "g47-022": "not read from root line 1: file_line=THCTensorMath.cu line=35 (file and line as two words)",
          # rounds g43-g45, as their before-records found them (scored at 56fa784; not fixed here)
@@ -105,8 +103,6 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g35-005": "not read from root line 2: code=35 (fresh round, before-record at 845362c; not fixed here)",
          "g35-009": "not read from root line 1: kernel=SpatialMaxsampling.updateOutput (fresh round, before-record at 845362c; not fixed here)",
          "g35-012": "not read from root line 1: library=TensileLibrary.dat (fresh round, before-record at 845362c; not fixed here)",
-         "g35-019": "not read from root line 1: op=Slice (fresh round, before-record at 845362c; not fixed here)",
-         "g35-024": "not read from root line 1: op=Gemm (fresh round, before-record at 845362c; not fixed here)",
          "g35-028": "not read from root line 1: code=35 (fresh round, before-record at 845362c; not fixed here)",
          # rounds g30 and g31, as their before-records found them (scored at 6c57097; not fixed here)
          "g30-007": "not read from root line 1: kernel=gpu_get_segment_indices_kernel! (fresh round, before-record at 6c57097; not fixed here)",
