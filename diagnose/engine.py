@@ -987,6 +987,10 @@ def _refine_root(d: Diagnosis, lines: list[str] | None) -> None:
 
     for k, v in extract([text], d.facts).items():
         d.facts.setdefault(k, v)        # the new root line's own facts (decide read the line it left)
+    if d.family == "unknown" and not d.signature:
+        # an unexplained failure whose root moved (a C++ terminate's 'what():' line under 'terminate
+        # called'): the wording guess reads the line that states the failure, not the one it left
+        _fallback_guess(d, [], (rule, n, text), [])
 
 
 WHOLE_TEXT_MAX = 256 << 10     # a failing log up to this size is read whole for the advice layer
