@@ -722,7 +722,11 @@ def _benign_lines(benign: list[Match]) -> tuple[list[int], set[int]]:
     """The lines of benign matches that excuse the failures around them (sorted), and those that
     excuse only their own line (`reach = "line"`: an informational vendor code) or their own line and
     the BENIGN_AFTER lines below it (`reach = "after"`: a note quoting the source frames it is about)."""
-    around = sorted(b.line for b in benign if b.signature.reach == "around")
+    # reach = "before": only the failures above the benign line (a search that found what a warning
+    # just before missed), not those after it: its line counts as if it stood 6 lines higher, so
+    # _excused's 5 lines of slack after a benign line end just above it
+    around = sorted([b.line for b in benign if b.signature.reach == "around"]
+                    + [b.line - 6 for b in benign if b.signature.reach == "before"])
     own = {b.line for b in benign if b.signature.reach == "line"}
     own |= {b.line + k for b in benign if b.signature.reach == "after" for k in range(BENIGN_AFTER + 1)}
     return around, own

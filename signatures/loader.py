@@ -22,7 +22,7 @@ REQUIRED = ("id", "origin", "frameworks", "role", "priority", "title", "patterns
 KNOWN = set(REQUIRED) | {"family", "references", "match", "no_match", "in_warnings", "tier", "fix_for", "next_step_for", "reach",
                          "context_reach", "context_when"}
 TIERS = ("hard", "support", "context")   # context: never a failure alone; explains one beside it
-REACHES = ("around", "line", "after")
+REACHES = ("around", "line", "after", "before")
 # data the generated signatures are made of (the code tables, and the fallback's fix texts they reuse)
 _TABLES = (Path(__file__).parent / "codes.toml", Path(__file__).parent / "fallback.toml")
 MAX_PATTERN_LEN = 2000

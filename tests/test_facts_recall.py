@@ -42,6 +42,9 @@ KNOWN = {  # rounds g24-g27, as the tool reads them after the readings of this l
          "g56-040": "not read from root line: kernel=MUL_MAT_ID, dtype=f32 (ggml's op and type names in a test-backend-ops row; the family is missed)",
          "g56-045": "not read from root line: library=cublas64_12.dll (the tool's root is another line)",
          "g57-001": "not read from root line: code=invalid configuration argument (a message, not a code)",
+         # round g62 (scored at 50b3e80)
+         "g62-040": "not read from root line 1: shape=Shape([]) (tt-metal's empty Shape printed inside a TT_FATAL condition)",
+         "g62-043": "not read from root line 1: requested=2.12G, code=CUDA_ERROR_OUT_OF_MEMORY (TensorFlow's I-level allocation retry; the log is read as none)",
          # round g58 (scored at 0a44335)
          "g58-004": "limit=0xc000 max: the tool reads the same limit as limit_bytes=49152 (the annotation keeps the hex spelling)",
          "g58-039": "not read from root line 2: code=driver/library version mismatch (a message, not a code)",
