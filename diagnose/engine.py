@@ -723,21 +723,24 @@ def _benign_lines(benign: list[Match]) -> tuple[list[int], set[int]]:
     excuse only their own line (`reach = "line"`: an informational vendor code) or their own line and
     the BENIGN_AFTER lines below it (`reach = "after"`: a note quoting the source frames it is about)."""
     # reach = "before": only the failures above the benign line (a search that found what a warning
-    # just before missed), not those after it: its line counts as if it stood 6 lines higher, so
-    # _excused's 5 lines of slack after a benign line end just above it
+    # just before missed), not those after it: its line counts as if it stood BENIGN_SLACK + 1 lines
+    # higher, so _excused's slack below a benign line ends just above it
     around = sorted([b.line for b in benign if b.signature.reach == "around"]
-                    + [b.line - 6 for b in benign if b.signature.reach == "before"])
+                    + [b.line - BENIGN_SLACK - 1 for b in benign if b.signature.reach == "before"])
     own = {b.line for b in benign if b.signature.reach == "line"}
     own |= {b.line + k for b in benign if b.signature.reach == "after" for k in range(BENIGN_AFTER + 1)}
     return around, own
 
 
+BENIGN_SLACK = 5   # a benign line excuses the failures up to this many lines above it too
+
+
 def _excused(line: int, benign_lines: list[int], own_lines: set[int] = frozenset()) -> bool:
-    """A benign line at most BENIGN_REACH lines after `line`, or 5 before it (`benign_lines` sorted),
-    or a benign match on `line` itself that excuses only its own line."""
+    """A benign line at most BENIGN_REACH lines after `line`, or BENIGN_SLACK before it (`benign_lines`
+    sorted), or a benign match on `line` itself that excuses only its own line."""
     if line in own_lines:
         return True
-    i = bisect.bisect_left(benign_lines, line - 5)
+    i = bisect.bisect_left(benign_lines, line - BENIGN_SLACK)
     return i < len(benign_lines) and benign_lines[i] <= line + BENIGN_REACH
 
 

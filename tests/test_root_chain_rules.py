@@ -67,3 +67,31 @@ def test_structured_logger_levels():
     assert d.family != "none", d.family
     d = diagnose_text('time="2022-09-29T12:09:09Z" level=info msg="Starting dcgm-exporter"\n')
     assert d.family == "none", d.family
+
+
+def test_a_benign_line_of_reach_before_excuses_only_the_failures_above_it():
+    warned = ("CUDA_SETUP: WARNING! libcudart.so not found in any environmental path. Searching /usr/local/cuda/lib64...\n"
+              "CUDA SETUP: CUDA runtime path found: /usr/local/cuda/lib64/libcudart.so\n")
+    assert diagnose_text(warned).family == "none"
+    d = diagnose_text(warned + "OSError: libbitsandbytes_cuda114.so: cannot open shared object file: No such file or directory\n")
+    assert d.family == "missing-library" and d.root.line == 3, (d.family, d.root)
+
+
+def test_an_unexplained_root_moved_by_the_log_is_guessed_from_the_line_it_moved_to():
+    d = diagnose_text("terminate called after throwing an instance of 'std::runtime_error'\n"
+                      "  what():  Invalid user-provided state data. Simulator is FP32 but state data is FP64.\n"
+                      "Aborted\n")
+    assert d.root.line == 2 and d.family == "dtype-mismatch", (d.root, d.family)
+
+
+def test_the_logger_prefix_of_the_root_is_gpu_context_for_the_wording_guess():
+    d = diagnose_text("F external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_dnn.cc:1011] Invalid DNN data type: 7\n")
+    assert d.family == "dtype-mismatch", d.family
+    # the same message from a logger naming no GPU source gives no GPU family
+    assert diagnose_text("F src/app/main.cc:12] Invalid DNN data type: 7\n").family == "unknown"
+
+
+def test_after_a_driver_mismatch_another_call_failing_with_the_same_error_is_a_symptom():
+    d = diagnose_text("[util/test_utils.cu, 61 @ gpu 10981] cudaSetDevice failed. (CUDA error 35: CUDA driver version is insufficient for CUDA runtime version)\n"
+                      "[app/bfs/bfs_app.cu, 424 @ gpu 0] cudaStreamCreate failed. (CUDA error 35: CUDA driver version is insufficient for CUDA runtime version)\n")
+    assert d.family == "driver-mismatch" and d.root.line == 1 and _roles(d).get(2) == "symptom", (d.root, d.chain)
